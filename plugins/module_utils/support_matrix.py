@@ -1,0 +1,415 @@
+# -*- coding: utf-8 -*-
+# Copyright: radeonlab.llm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The one versioned data module of radeonlab.llm: GPU support per ROCm line and PyTorch wheels.
+
+Pure data plus two tiny lookups; no Ansible import, Python 3.8 compatible. Every entry carries
+``source`` (a section of the shared reference ``rocm_facts.md`` or a public URL) and ``verified``
+(False where the reference says UNVERIFIED or where the entry is an inference, explained in
+``notes``). Decisions (which override, which GPU is visible) live in ``gfx.py``; README and
+``docs/support_matrix.md`` are generated from this file by ``tests/tools/gen_support_matrix.py``.
+
+Bump ``MATRIX_VERSION`` whenever any entry changes.
+"""
+
+from __future__ import annotations
+
+MATRIX_VERSION = "2026.08.1"
+
+# ---------------------------------------------------------------------------------------------
+# Sources (short keys used by the entries below)
+# ---------------------------------------------------------------------------------------------
+SOURCES = {
+    "riol": "rocm_facts.md §2: RIOL reference/system-requirements.rst per branch (docs/6.0.0 ... docs/7.0)",
+    "riol_never": "rocm_facts.md §2: 'Never listed for Linux' (RX 6800/6900, gfx1031/1032, gfx1102, gfx803)",
+    "overrides": "rocm_facts.md §2: HSA_OVERRIDE_GFX_VERSION common mappings (community)",
+    "libhsakmt": (
+        "rocm_facts.md §2 + ROCm/ROCR-Runtime@2f2de556 libhsakmt/src/topology.c, topology_sysfs_get_node_props(): "
+        "getenv(\"HSA_OVERRIDE_GFX_VERSION_%d\", node_id) before HSA_OVERRIDE_GFX_VERSION, sscanf \"%u.%u.%u%c\", "
+        "major<=63, minor<=255, step<=255"
+    ),
+    "per_node": (
+        "https://github.com/ROCm/ROCT-Thunk-Interface/pull/104 (per-node override, example _1=11.0.0 _2=10.3.0 with CPU "
+        "as node 0); AMD maintainer: 'This feature got merged back in ROCm 6.2' "
+        "(ROCm/legacy-rocm-build#5069 = ROCm/ROCm#5069, 2025-07-21)"
+    ),
+    "cross_major": (
+        "https://github.com/ROCm/rocm-systems/pull/5686 (libhsakmt rejects cross-major-version overrides; "
+        "empty HSA_OVERRIDE_GFX_VERSION falls back to gfx000)"
+    ),
+    "igp": "rocm_facts.md §1 prerequisites: 'Disable integrated graphics (IGP)... runtime may crash... even if told to omit it'",
+    "visibility": "rocm_facts.md §2 visibility vars (rocm.docs.amd.com/en/docs-6.1.2/conceptual/gpu-isolation.html)",
+    "rocblas": (
+        "rocBLAS CMakeLists.txt TARGET_LIST_ROCM_5.7 / TARGET_LIST_ROCM_6.0 / TARGET_LIST_ROCM_6.2.4 and later "
+        "ROCM_DEFAULT_GFX_LIST (https://github.com/ROCm/rocBLAS/blob/develop/CMakeLists.txt, lists quoted in public build notes)"
+    ),
+    "torch_arch": (
+        "PYTORCH_ROCM_ARCH of the PyTorch wheel builders: .ci/docker/manywheel/build_docker.sh "
+        "(gfx900;gfx906;gfx908;gfx90a;gfx1030;gfx1100 +gfx942 for ROCm>=6.0) and .ci/docker/libtorch/build.sh "
+        "(ROCm 6.4.4/7.0.2 builds: +gfx1101;gfx1102;gfx1200;gfx1201;gfx950;gfx1150;gfx1151) in https://github.com/pytorch/pytorch"
+    ),
+    "torch_index": "rocm_facts.md §4 (pytorch.org/get-started/previous-versions; pytorch/pytorch.github.io)",
+    "torch_companions": "https://pytorch.org/get-started/previous-versions/ (torch/torchvision/torchaudio triplets)",
+    "numpy": "rocm_facts.md §4 gotchas (numpy 2.x vs ROCm wheels; LF <=0.9.3 pins numpy<2.0.0)",
+    "gfx1151": (
+        "rocm_facts.md §2 (gfx1151 -> 11.5.1 or 11.0.0, 3rd-party); AMD on ROCm/legacy-rocm-build#5339 (2026-03-25): ROCm on "
+        "Radeon/Ryzen calls out Strix Halo support; project-nomad PR #1134: gfx1150/gfx1151 in the bundled rocBLAS list, gfx1103 not"
+    ),
+    "therock": "rocm_facts.md §2: 3rd-party claim that on TheRock runtime (7.14+/10.x) setting the override breaks HSA init",
+    "corpus": "shared corpus rocminfo/INDEX.md + expected.json (Chip ID lines of the captures)",
+    "llvm_names": "rocm_facts.md §2 LLVM names (llvm-project PRs 170469/155577)",
+}
+
+# ---------------------------------------------------------------------------------------------
+# Target lists (building blocks; the per-release table below references them)
+# ---------------------------------------------------------------------------------------------
+_RB_57 = ("gfx803", "gfx900", "gfx906", "gfx908", "gfx90a", "gfx940", "gfx941", "gfx942",
+          "gfx1010", "gfx1012", "gfx1030", "gfx1100", "gfx1101", "gfx1102")
+_RB_60 = tuple(t for t in _RB_57 if t != "gfx803")
+_RB_63 = _RB_60 + ("gfx1151",)
+_RB_64 = ("gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx1010", "gfx1012", "gfx1030",
+          "gfx1100", "gfx1101", "gfx1102", "gfx1151", "gfx1200", "gfx1201")
+_RB_70 = _RB_64 + ("gfx950",)
+
+_TORCH_A = ("gfx900", "gfx906", "gfx908", "gfx90a", "gfx1030", "gfx1100")
+_TORCH_A6 = _TORCH_A + ("gfx942",)
+_TORCH_B = ("gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx1030", "gfx1100", "gfx1101", "gfx1102",
+            "gfx1200", "gfx1201")
+_TORCH_C = _TORCH_B + ("gfx950", "gfx1150", "gfx1151")
+_TORCH_D = _TORCH_C + ("gfx1103",)
+
+# ---------------------------------------------------------------------------------------------
+# Per ROCm release line
+#   official_radeon / official_instinct: gfx targets in AMD's Linux support table
+#   deprecated: listed with a deprecation mark on that line
+#   rocblas: targets rocBLAS ships kernels for (TensileLibrary_*_<gfx>)
+#   torch: targets the default PyTorch wheel of that line (see TORCH_WHEELS) ships kernels for;
+#          None when no stable PyTorch index is recorded for the line
+#   per_node_override: libhsakmt reads HSA_OVERRIDE_GFX_VERSION_<node>
+# ---------------------------------------------------------------------------------------------
+RELEASES = {
+    "5.7": {
+        "official_radeon": ("gfx1100", "gfx1030", "gfx906"),
+        "official_instinct": ("gfx90a", "gfx908", "gfx906"),
+        "deprecated": (),
+        "official_verified": False,
+        "official_source": "riol",
+        "rocblas": _RB_57, "rocblas_verified": True,
+        "torch": _TORCH_A, "torch_verified": False,
+        "per_node_override": False,
+        "notes": "Reference tables start at 6.0: the 5.7 official list is UNVERIFIED (assumed as 6.0 without gfx942). "
+                 "rocBLAS 5.7 still builds gfx803, PyTorch wheels never did.",
+    },
+    "6.0": {
+        "official_radeon": ("gfx1100", "gfx1030", "gfx906"),
+        "official_instinct": ("gfx942", "gfx90a", "gfx908", "gfx906"),
+        "deprecated": ("gfx906",),
+        "official_verified": True,
+        "official_source": "riol",
+        "rocblas": _RB_60, "rocblas_verified": True,
+        "torch": _TORCH_A6, "torch_verified": True,
+        "per_node_override": False,
+        "notes": "gfx906 MI50 deprecated; gfx900 MI25 unsupported (kernels still ship).",
+    },
+    "6.1": {
+        "official_radeon": ("gfx1100", "gfx1030", "gfx906"),
+        "official_instinct": ("gfx942", "gfx90a", "gfx908", "gfx906"),
+        "deprecated": ("gfx906",),
+        "official_verified": True,
+        "official_source": "riol",
+        "rocblas": _RB_60, "rocblas_verified": True,
+        "torch": _TORCH_A6, "torch_verified": True,
+        "per_node_override": False,
+        "notes": "+ RX 7900 GRE, PRO W7800 (gfx1100); Radeon VII/PRO VII (gfx906) deprecated.",
+    },
+    "6.2": {
+        "official_radeon": ("gfx1100", "gfx1030", "gfx906"),
+        "official_instinct": ("gfx942", "gfx90a", "gfx908", "gfx906"),
+        "deprecated": ("gfx906",),
+        "official_verified": True,
+        "official_source": "riol",
+        "rocblas": _RB_60, "rocblas_verified": True,
+        "torch": _TORCH_A6, "torch_verified": True,
+        "per_node_override": True,
+        "notes": "First line with per-node HSA_OVERRIDE_GFX_VERSION_<node> (ROCT-Thunk-Interface#104).",
+    },
+    "6.3": {
+        "official_radeon": ("gfx1100", "gfx1030"),
+        "official_instinct": ("gfx942", "gfx90a", "gfx908"),
+        "deprecated": (),
+        "official_verified": True,
+        "official_source": "riol",
+        "rocblas": _RB_63, "rocblas_verified": False,
+        "torch": _TORCH_B, "torch_verified": False,
+        "per_node_override": True,
+        "notes": "Official list = compat-matrix targets. torch 2.8.0+rocm6.3 arch list (gfx1101/1102/1200/1201 added) "
+                 "and rocBLAS gfx1151 are UNVERIFIED for this exact line.",
+    },
+    "6.4": {
+        "official_radeon": ("gfx1201", "gfx1200", "gfx1101", "gfx1100", "gfx1030"),
+        "official_instinct": ("gfx942", "gfx90a", "gfx908"),
+        "deprecated": (),
+        "official_verified": True,
+        "official_source": "riol",
+        "rocblas": _RB_64, "rocblas_verified": False,
+        "torch": _TORCH_C, "torch_verified": True,
+        "per_node_override": True,
+        "notes": "+ RX 9070/9060 (gfx1201/gfx1200), RX 7800 XT / PRO W7700 (gfx1101), MI325X; gfx906 unsupported. "
+                 "torch 2.9.x wheels built against ROCm 6.4.4 carry gfx1150/gfx1151; which 6.4.x rocBLAS first "
+                 "ships gfx1151/gfx12 kernels is UNVERIFIED.",
+    },
+    "7.0": {
+        "official_radeon": ("gfx1201", "gfx1200", "gfx1101", "gfx1100", "gfx1030"),
+        "official_instinct": ("gfx950", "gfx942", "gfx90a", "gfx908"),
+        "deprecated": (),
+        "official_verified": True,
+        "official_source": "riol",
+        "rocblas": _RB_70, "rocblas_verified": False,
+        "torch": None, "torch_verified": False,
+        "per_node_override": True,
+        "notes": "+ RX 7700 XT, MI350X/MI355X (gfx950); MI50 unsupported. No stable PyTorch index recorded for rocm7.0.",
+    },
+    "7.1": {
+        "official_radeon": ("gfx1201", "gfx1200", "gfx1101", "gfx1100", "gfx1030"),
+        "official_instinct": ("gfx950", "gfx942", "gfx90a", "gfx908"),
+        "deprecated": (),
+        "official_verified": False,
+        "official_source": "riol",
+        "rocblas": _RB_70, "rocblas_verified": False,
+        "torch": _TORCH_D, "torch_verified": False,
+        "per_node_override": True,
+        "notes": "UNVERIFIED (assumed as 7.0). PyTorch only as whl/nightly/rocm7.1.",
+    },
+    "7.2": {
+        "official_radeon": ("gfx1201", "gfx1200", "gfx1101", "gfx1100", "gfx1030"),
+        "official_instinct": ("gfx950", "gfx942", "gfx90a", "gfx908"),
+        "deprecated": (),
+        "official_verified": False,
+        "official_source": "riol",
+        "rocblas": _RB_70, "rocblas_verified": False,
+        "torch": _TORCH_D, "torch_verified": False,
+        "per_node_override": True,
+        "notes": "UNVERIFIED (assumed as 7.1). Classic 7.2.x still needs the override for gfx1101-class targets "
+                 "(3rd-party); TheRock 7.14+/10.x is not covered by this matrix.",
+    },
+}
+
+RELEASE_LINES = tuple(RELEASES)
+
+# ---------------------------------------------------------------------------------------------
+# Override families: a GPU of a family that lacks kernels on a line borrows the kernels of the
+# first candidate that runs natively on that line (its HSA version becomes the override value).
+# ---------------------------------------------------------------------------------------------
+OVERRIDE_FAMILIES = (
+    {
+        "family": "gfx90x APU",
+        "members": ("gfx902", "gfx909", "gfx90c"),
+        "candidates": ("gfx900",),
+        "verified": False,
+        "source": "overrides",
+        "notes": "Vega APUs (Raven/Picasso/Renoir/Cezanne) -> 9.0.0, community; crash reports exist (ROCm/ROCm#5121).",
+    },
+    {
+        "family": "gfx103x",
+        "members": ("gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036"),
+        "candidates": ("gfx1030",),
+        "verified": True,
+        "source": "overrides",
+        "notes": "RDNA2 -> 10.3.0 (ROCm/ROCm#2353; ollama docs list gfx1034).",
+    },
+    {
+        "family": "gfx110x",
+        "members": ("gfx1101", "gfx1102", "gfx1103"),
+        "candidates": ("gfx1100",),
+        "verified": True,
+        "source": "overrides",
+        "notes": "RDNA3 -> 11.0.0 where the target's own kernels are missing (ROCm discussion #2631).",
+    },
+    {
+        "family": "gfx115x",
+        "members": ("gfx1150", "gfx1151", "gfx1152", "gfx1153"),
+        "candidates": ("gfx1151", "gfx1100"),
+        "verified": False,
+        "source": "gfx1151",
+        "notes": "RDNA3.5 APUs: 11.5.1 (gfx1151 kernels) where those ship, else 11.0.0. 11.5.1 on a gfx1151 is its own "
+                 "version (a no-op), so gfx1151 itself only ever gets 11.0.0 or nothing.",
+    },
+    {
+        "family": "gfx120x",
+        "members": ("gfx1200", "gfx1201"),
+        "candidates": ("gfx1201", "gfx1200"),
+        "verified": False,
+        "source": "riol",
+        "notes": "RDNA4 needs ROCm 6.4+; before that no gfx12 kernels exist to borrow.",
+    },
+)
+
+# Targets no override rescues (reason + source). Anything with major < 9 is also covered by
+# PRE_GFX9 below; unknown targets are treated as unsupported by gfx.py.
+NO_RESCUE = {
+    "gfx1010": ("RDNA1 (RX 5700/5600): PyTorch ROCm wheels ship no gfx101x kernels and RDNA1 is not ISA-compatible with "
+                "gfx1030; community reports of 10.3.0 on RX 5000 are mixed (UNVERIFIED)", "torch_arch"),
+    "gfx1011": ("RDNA1 (Radeon Pro 5600M/V520): no gfx101x kernels in PyTorch wheels; not ISA-compatible with gfx1030", "torch_arch"),
+    "gfx1012": ("RDNA1 (RX 5500): no gfx101x kernels in PyTorch wheels; not ISA-compatible with gfx1030", "torch_arch"),
+    "gfx1013": ("RDNA1 variant: no kernels anywhere in ROCm/PyTorch wheels", "torch_arch"),
+    "gfx940": ("pre-production MI300 target: current drivers report production MI300 as gfx942 (same chip); "
+               "update amdgpu/ROCm instead of overriding", "riol"),
+    "gfx941": ("pre-production MI300X target (AMD's own rocminfo doc example): current drivers report this chip "
+               "(Chip ID 0x74a1) as gfx942; update amdgpu/ROCm instead of overriding", "corpus"),
+}
+
+PRE_GFX9_REASON = (
+    "pre-Vega GCN (gfx8 and older, e.g. gfx803 Polaris RX 470/480/570/580): ROCm 6.x rocBLAS and every PyTorch ROCm "
+    "wheel dropped it. No override rescues it: 8.0.3 is the card's own version (a no-op), and a gfx9 value is a "
+    "different ISA (cross-major overrides are rejected by newer libhsakmt). Only community builds with "
+    "ROC_ENABLE_PRE_VEGA=1 (e.g. woodrex83/ROCm-For-RX580) exist, outside this collection."
+)
+
+# ---------------------------------------------------------------------------------------------
+# Chip IDs (rocminfo 'Chip ID', PCI device id) seen in the shared corpus. Used only to recognise
+# a capture taken while HSA_OVERRIDE_GFX_VERSION was set (Name: shows the overridden target).
+# ---------------------------------------------------------------------------------------------
+CHIP_IDS = {
+    0x73df: ("gfx1031", "Navi 22 (RX 6700 XT / 6750 GRE), corpus 04 + 31"),
+    0x73bf: ("gfx1030", "Navi 21 (RX 6800 XT), corpus 16"),
+    0x744c: ("gfx1100", "Navi 31 (RX 7900 XTX), corpus 06"),
+    0x747e: ("gfx1101", "Navi 32 (RX 7800 XT), corpus 05"),
+    0x74a1: ("gfx942", "MI300X, corpus 01 (reported as gfx941 by the pre-production stack in corpus 30)"),
+    0x66a1: ("gfx906", "Vega 20, corpus 03"),
+    0x6860: ("gfx900", "Vega 10 MI25, corpus 02"),
+    0x67df: ("gfx803", "Polaris 10/20 (RX 580), corpus 19"),
+    0x164e: ("gfx1036", "Raphael iGPU (Ryzen 7000), corpus 16 + 19"),
+    0x1638: ("gfx90c", "Cezanne iGPU (Ryzen 5600G), corpus 15"),
+    0x15d8: ("gfx902", "Picasso iGPU (Ryzen 3500U), corpus 08"),
+    0x1900: ("gfx1103", "Phoenix iGPU (Radeon 780M), corpus 22"),
+    0x1586: ("gfx1151", "Strix Halo (Radeon 8060S), corpus 07"),
+}
+
+# Example products per target, for the generated tables only.
+EXAMPLE_PRODUCTS = {
+    "gfx803": "RX 470/480/570/580",
+    "gfx900": "Instinct MI25, RX Vega 56/64",
+    "gfx902": "Ryzen 2000/3000 APU (Vega iGPU)",
+    "gfx906": "Radeon VII, PRO VII, MI50/MI60",
+    "gfx908": "Instinct MI100",
+    "gfx90a": "Instinct MI210/MI250(X)",
+    "gfx90c": "Ryzen 4000/5000 APU (Vega iGPU)",
+    "gfx941": "MI300X (pre-production naming)",
+    "gfx942": "Instinct MI300X/MI300A/MI325X",
+    "gfx950": "Instinct MI350X/MI355X",
+    "gfx1010": "RX 5700/5700 XT",
+    "gfx1012": "RX 5500 XT",
+    "gfx1030": "RX 6800/6900, PRO W6800, V620",
+    "gfx1031": "RX 6700 XT/6750 XT/6750 GRE",
+    "gfx1032": "RX 6600/6650 XT",
+    "gfx1034": "RX 6400/6500 XT",
+    "gfx1035": "Ryzen 6000 APU (680M)",
+    "gfx1036": "Ryzen 7000/9000 desktop iGPU",
+    "gfx1100": "RX 7900 XTX/XT/GRE, PRO W7900/W7800",
+    "gfx1101": "RX 7800 XT/7700 XT, PRO W7700",
+    "gfx1102": "RX 7600/7600 XT",
+    "gfx1103": "Radeon 780M/760M (Phoenix APU)",
+    "gfx1150": "Radeon 890M (Strix Point APU)",
+    "gfx1151": "Radeon 8060S (Strix Halo APU)",
+    "gfx1200": "RX 9060/9060 XT",
+    "gfx1201": "RX 9070/9070 XT/9070 GRE, AI PRO R9700",
+}
+
+# ---------------------------------------------------------------------------------------------
+# PyTorch ROCm wheels (rocm_facts.md §4). index URL = https://download.pytorch.org/whl/<index_tag>
+# ---------------------------------------------------------------------------------------------
+TORCH_INDEX_BASE = "https://download.pytorch.org/whl/"
+
+TORCH_WHEELS = (
+    {"torch": "2.0.1", "index_tag": "rocm5.4.2", "rocm_line": "5.4", "torchvision": "0.15.2", "torchaudio": "2.0.2",
+     "numpy_pin": "numpy<2", "verified": True, "nightly": False, "source": "torch_index"},
+    {"torch": "2.3.1", "index_tag": "rocm5.7", "rocm_line": "5.7", "torchvision": "0.18.1", "torchaudio": "2.3.1",
+     "numpy_pin": "numpy<2", "verified": False, "nightly": False, "source": "torch_index"},
+    {"torch": "2.3.0", "index_tag": "rocm6.0", "rocm_line": "6.0", "torchvision": "0.18.0", "torchaudio": "2.3.0",
+     "numpy_pin": "numpy<2", "verified": True, "nightly": False, "source": "torch_index"},
+    {"torch": "2.4.0", "index_tag": "rocm6.0", "rocm_line": "6.0", "torchvision": "0.19.0", "torchaudio": "2.4.0",
+     "numpy_pin": None, "verified": False, "nightly": False, "source": "torch_index"},
+    {"torch": "2.4.0", "index_tag": "rocm6.1", "rocm_line": "6.1", "torchvision": "0.19.0", "torchaudio": "2.4.0",
+     "numpy_pin": None, "verified": True, "nightly": False, "source": "torch_index"},
+    {"torch": "2.5.0", "index_tag": "rocm6.1", "rocm_line": "6.1", "torchvision": "0.20.0", "torchaudio": "2.5.0",
+     "numpy_pin": None, "verified": True, "nightly": False, "source": "torch_index"},
+    {"torch": "2.5.1", "index_tag": "rocm6.1", "rocm_line": "6.1", "torchvision": "0.20.1", "torchaudio": "2.5.1",
+     "numpy_pin": None, "verified": True, "nightly": False, "source": "torch_index"},
+    {"torch": "2.5.0", "index_tag": "rocm6.2", "rocm_line": "6.2", "torchvision": "0.20.0", "torchaudio": "2.5.0",
+     "numpy_pin": None, "verified": True, "nightly": False, "source": "torch_index"},
+    {"torch": "2.5.1", "index_tag": "rocm6.2", "rocm_line": "6.2", "torchvision": "0.20.1", "torchaudio": "2.5.1",
+     "numpy_pin": None, "verified": True, "nightly": False, "source": "torch_index"},
+    {"torch": "2.6.0", "index_tag": "rocm6.1", "rocm_line": "6.1", "torchvision": "0.21.0", "torchaudio": "2.6.0",
+     "numpy_pin": None, "verified": True, "nightly": False, "source": "torch_index"},
+    {"torch": "2.6.0", "index_tag": "rocm6.2.4", "rocm_line": "6.2", "torchvision": "0.21.0", "torchaudio": "2.6.0",
+     "numpy_pin": None, "verified": True, "nightly": False, "source": "torch_index"},
+    {"torch": "2.7.1", "index_tag": "rocm6.2.4", "rocm_line": "6.2", "torchvision": "0.22.1", "torchaudio": "2.7.1",
+     "numpy_pin": None, "verified": False, "nightly": False, "source": "torch_index"},
+    {"torch": "2.7.1", "index_tag": "rocm6.3", "rocm_line": "6.3", "torchvision": "0.22.1", "torchaudio": "2.7.1",
+     "numpy_pin": None, "verified": True, "nightly": False, "source": "torch_index"},
+    {"torch": "2.8.0", "index_tag": "rocm6.3", "rocm_line": "6.3", "torchvision": "0.23.0", "torchaudio": "2.8.0",
+     "numpy_pin": None, "verified": True, "nightly": False, "source": "torch_index"},
+    {"torch": "2.8.0", "index_tag": "rocm6.4", "rocm_line": "6.4", "torchvision": "0.23.0", "torchaudio": "2.8.0",
+     "numpy_pin": None, "verified": True, "nightly": False, "source": "torch_index"},
+    {"torch": "2.9.0", "index_tag": "rocm6.4", "rocm_line": "6.4", "torchvision": "0.24.0", "torchaudio": "2.9.0",
+     "numpy_pin": None, "verified": True, "nightly": False, "source": "torch_index"},
+    {"torch": "2.9.1", "index_tag": "rocm6.4", "rocm_line": "6.4", "torchvision": "0.24.1", "torchaudio": "2.9.1",
+     "numpy_pin": None, "verified": True, "nightly": False, "source": "torch_index"},
+    {"torch": None, "index_tag": "nightly/rocm7.1", "rocm_line": "7.1", "torchvision": None, "torchaudio": None,
+     "numpy_pin": None, "verified": False, "nightly": True, "source": "torch_index"},
+)
+
+TORCH_NOTES = (
+    "torch/torchvision/torchaudio triplets follow pytorch.org/get-started/previous-versions; the rocm5.7 (2.3.x), "
+    "rocm6.0 (2.4.0), rocm6.2.4 (2.7.x) and nightly rocm7.1 rows are UNVERIFIED in rocm_facts.md §4. "
+    "numpy<2 for torch<=2.3 is an inference (those wheels were built against numpy 1.x); AMD's repo.radeon.com "
+    "wheels need numpy==1.26.4 (rocm_facts.md §4). No stable index is recorded for ROCm 7.0 or 7.2."
+)
+
+
+def _version_key(text):
+    return tuple(int(p) for p in text.split("."))
+
+
+def torch_wheels_for_line(line):
+    """All known wheel rows of one ROCm release line ('6.4'), newest torch first."""
+    rows = [row for row in TORCH_WHEELS if row["rocm_line"] == line]
+    return sorted(rows, key=lambda r: (r["torch"] is not None, _version_key(r["torch"] or "0")), reverse=True)
+
+
+def torch_for_line(line, torch=None):
+    """Pick the wheel row for a ROCm line (``'6.4'``), optionally pinned to a torch version.
+
+    ``torch`` may be ``'2.9.1'`` (exact) or ``'2.9'`` (newest 2.9.x). Without it, the newest verified stable row
+    wins, else the newest row. Raises ValueError naming both sides when the pair does not exist.
+    """
+    rows = torch_wheels_for_line(line)
+    if not rows:
+        known = sorted({row["rocm_line"] for row in TORCH_WHEELS}, key=_version_key)
+        raise ValueError(
+            "no PyTorch ROCm wheel index is recorded for ROCm %s (lines with an index: %s); %s"
+            % (line, ", ".join(known), "pin an index explicitly or use AMD's repo.radeon.com/rocm/manylinux wheels")
+        )
+    if torch is not None:
+        wanted = str(torch).strip()
+        if not wanted or not all(p.isdigit() for p in wanted.split(".")) or len(wanted.split(".")) not in (2, 3):
+            raise ValueError("torch version %r is not of the form X.Y or X.Y.Z" % (torch,))
+        exact = [r for r in rows if r["torch"] == wanted]
+        prefix = [r for r in rows if r["torch"] and len(wanted.split(".")) == 2 and r["torch"].startswith(wanted + ".")]
+        matches = exact or prefix
+        if not matches:
+            raise ValueError(
+                "torch %s has no ROCm %s wheel index (known for ROCm %s: %s)"
+                % (wanted, line, line, ", ".join("%s (%s)" % (r["torch"] or "nightly", r["index_tag"]) for r in rows))
+            )
+        row = sorted(matches, key=lambda r: (r["verified"], _version_key(r["torch"])), reverse=True)[0]
+    else:
+        stable = [r for r in rows if not r["nightly"]]
+        verified = [r for r in stable if r["verified"]]
+        row = (verified or stable or rows)[0]
+    result = dict(row)
+    result["index_url"] = TORCH_INDEX_BASE + row["index_tag"]
+    result["source"] = SOURCES[row["source"]]
+    result["companions_source"] = SOURCES["torch_companions"]
+    return result
