@@ -80,8 +80,13 @@ build: venv ## Build the collection tarball and install it into a temporary path
 bed: ## Docker engine (no bridge, no iptables) + cached Debian 12 systemd image
 	tests/bed/bed.sh all
 
+.PHONY: mirror
+mirror: ## Build (content-keyed) and serve the lab's signed stand-in of repo.radeon.com on 127.0.0.1:8765
+	tests/lab/mirror/build.sh
+	tests/lab/mirror/serve.sh start
+
 .PHONY: molecule
-molecule: venv bed ## molecule test for every scenario (SCENARIOS="a b" to choose)
+molecule: venv bed mirror ## molecule test for every scenario (SCENARIOS="a b" to choose)
 	@for s in $(SCENARIOS); do \
 	  echo "=== molecule test -s $$s"; \
 	  molecule test -s $$s || exit 1; \

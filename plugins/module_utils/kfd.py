@@ -202,30 +202,33 @@ def _matches(info, vendor_id, device_id, unique_id):
 
 
 def _find_drm(root, props, used):
-    """Return (card_name, info) of the DRM device for a GPU node, or (None, None)."""
+    """Return (name, info) of the DRM device of a GPU node, or (None, None).
+
+    ``used`` holds the real paths of devices already given to a node; on a real system
+    ``renderD<N>/device`` and ``card<N>/device`` are links to the same PCI device directory.
+    """
     vendor_id = props.get("vendor_id")
     device_id = props.get("device_id")
-    unique_id = props.get("unique_id") if isinstance(props.get("unique_id"), int) else 0
+    unique_id = props.get("unique_id") if isinstance(props.get("unique_id"), int) and props.get("unique_id") > 0 else 0
     drm = _path(root, DRM_CLASS)
     minor = props.get("drm_render_minor")
     if isinstance(minor, int) and minor > 0:
         devdir = os.path.join(drm, "renderD%d" % minor, "device")
-        if os.path.isdir(devdir):
+        if os.path.isdir(devdir) and os.path.realpath(devdir) not in used:
             info = _drm_info(devdir)
             if vendor_id is None or _matches(info, vendor_id, device_id, unique_id):
+                used.add(os.path.realpath(devdir))
                 return "renderD%d" % minor, info
     if vendor_id is None or device_id is None:
         return None, None
     for _key, carddir in _numeric_dirs(drm, _CARD_RE):
-        card = os.path.basename(carddir)
-        if card in used:
-            continue
         devdir = os.path.join(carddir, "device")
-        if not os.path.isdir(devdir):
+        if not os.path.isdir(devdir) or os.path.realpath(devdir) in used:
             continue
         info = _drm_info(devdir)
         if _matches(info, vendor_id, device_id, unique_id):
-            return card, info
+            used.add(os.path.realpath(devdir))
+            return os.path.basename(carddir), info
     return None, None
 
 
@@ -240,7 +243,7 @@ def read_kfd_topology(root="/"):
     topology = os.path.isdir(nodes_dir)
     agents = []
     devices = []
-    used_cards = set()
+    used_devices = set()
     cpu_model = None
     cpu_model_read = False
 
@@ -277,9 +280,9 @@ def read_kfd_topology(root="/"):
         if simd_count is not None and simd_per_cu:
             compute_units = simd_count // simd_per_cu
         unique_id = _as_int(props.get("unique_id")) or 0
-        card, info = _find_drm(root, props, used_cards)
-        if card is not None:
-            used_cards.add(card)
+        if not 0 < unique_id < (1 << 64):
+            unique_id = 0
+        card, info = _find_drm(root, props, used_devices)
         vram_kb = None
         gtt_kb = None
         product_name = ""
@@ -295,7 +298,7 @@ def read_kfd_topology(root="/"):
             "name": gfx,
             "marketing_name": product_name,
             "compute_units": compute_units,
-            "uuid": ("GPU-%016x" % unique_id) if 0 < unique_id < (1 << 64) else None,
+            "uuid": ("GPU-%016x" % unique_id) if unique_id else None,
             "chip_id": _as_int(props.get("device_id")),
             "isa": ["amdgcn-amd-amdhsa--" + gfx],
             "vram_kb": vram_kb,

@@ -148,6 +148,20 @@ ERROR_HINTS = {
     ),
 }
 
+# Kinds that parse_rocminfo never returns, used by the rocm_facts module around the tool run.
+ERROR_HINTS.update({
+    "rocminfo_not_found": (
+        "rocminfo is not installed or not where expected: install the ROCm 'rocminfo' package "
+        "(it lands in /opt/rocm/bin) or set rocminfo_path; use source=auto or source=sysfs to read "
+        "the KFD topology instead."
+    ),
+    "timeout": (
+        "rocminfo did not finish in time: the GPU or the driver may be hung (check "
+        "'dmesg | grep -i -e amdgpu -e kfd' for GPU resets, reboot if needed) or the host is very "
+        "busy; raise the timeout option to wait longer."
+    ),
+})
+
 _KFD_NO_DEVICE_HINT = (
     " /dev/kfd does not exist here: load the amdgpu driver, or in a container pass "
     "'--device /dev/kfd --device /dev/dri'."
@@ -168,6 +182,8 @@ _ISA_RE = re.compile(r"^isa\s+(\d+)$", re.IGNORECASE)
 _STARS_RE = re.compile(r"^\*{3,}$")
 _DONE_RE = re.compile(r"^\*+\s*done\s*\*+", re.IGNORECASE)
 _LABEL_RE = re.compile(r"^([A-Za-z][A-Za-z0-9 ._()/+'-]{0,60}?)\s*:(.*)$")
+# ISA names: "amdgcn-amd-amdhsa--gfx1100", old ROCm "AMD:AMDGPU:9:0:0".
+_ISA_NAME_RE = re.compile(r"^(?:amdgcn-|amd:amdgpu:)", re.IGNORECASE)
 _INT_RE = re.compile(r"^\+?(\d+)")
 _HEXINT_RE = re.compile(r"^0[xX]([0-9a-fA-F]+)")
 _WS_RE = re.compile(r"\s+")
@@ -176,7 +192,12 @@ _ROCK_RE = re.compile(
     r"ROCk\s+module\s+(?:version\s+(?P<version>\S+)\s+)?is\s+(?P<neg>NOT\s+)?(?P<what>loaded|live)",
     re.IGNORECASE,
 )
-_KFD_OPEN_RE = re.compile(r"Unable to open /dev/kfd[^:]*:\s*(?P<err>.*)$", re.IGNORECASE)
+_KFD_ERRNO_KINDS = (
+    ("permission denied", "kfd_permission_denied"),
+    ("operation not permitted", "kfd_operation_not_permitted"),
+    ("cannot allocate memory", "kfd_cannot_allocate_memory"),
+)
+_NOT_MEMBER_RE = re.compile(r"\bis not member of\b.*\bgroup\b", re.IGNORECASE)
 _HSA_OOR_RE = re.compile(r"HSA_STATUS_ERROR_OUT_OF_RESOURCES")
 _SEGV_RE = re.compile(r"segmentation fault|\bSIGSEGV\b|\bsegfault\b", re.IGNORECASE)
 _ERRORISH_RE = re.compile(
@@ -220,7 +241,7 @@ def gpu_is_integrated(name, vram_kb, compute_units, memory_properties=None, gtt_
     """
     if memory_properties and any(str(p).strip().upper() == "APU" for p in memory_properties):
         return True
-    if name and str(name).split(":")[0].lower() in APU_GFX_TARGETS:
+    if name and str(name).split(":", 1)[0].lower() in APU_GFX_TARGETS:
         return True
     if not vram_kb:
         return True
@@ -326,15 +347,6 @@ def _parse_driver(line):
 def _classify_error(lines, driver_line):
     """Return the error dict for output that enumerated no agent."""
     stripped = [ln.strip() for ln in lines if ln.strip()]
-    kfd_err = None
-    kfd_line = None
-    for ln in stripped:
-        m = _KFD_OPEN_RE.search(ln)
-        if m:
-            kfd_line = ln
-            kfd_err = m.group("err").strip().lower()
-            break
-    kfd_missing = bool(kfd_err) and "no such file" in kfd_err
 
     if driver_line is not None:
         drv = _parse_driver(driver_line)
@@ -343,13 +355,18 @@ def _classify_error(lines, driver_line):
         if drv and drv["state"] == "not_live":
             return make_error("rock_not_live", driver_line)
 
-    if kfd_err is not None:
-        if "permission denied" in kfd_err:
-            return make_error("kfd_permission_denied", kfd_line)
-        if "operation not permitted" in kfd_err:
-            return make_error("kfd_operation_not_permitted", kfd_line)
-        if "cannot allocate memory" in kfd_err:
-            return make_error("kfd_cannot_allocate_memory", kfd_line)
+    # "/dev/kfd" lines: rocminfo's "Unable to open /dev/kfd read-write: <strerror>", or the
+    # thunk's own wording in other tools' output.
+    kfd_lines = [ln for ln in stripped if "/dev/kfd" in ln.lower()]
+    for needle, kind in _KFD_ERRNO_KINDS:
+        for ln in kfd_lines:
+            if needle in ln.lower():
+                return make_error(kind, ln)
+    kfd_missing = any("no such file" in ln.lower() for ln in kfd_lines)
+    for ln in stripped:
+        if _NOT_MEMBER_RE.search(ln):
+            # the group check rocminfo prints after a failed open; the open line itself was lost
+            return make_error("kfd_permission_denied", ln)
 
     for ln in stripped:
         if _HSA_OOR_RE.search(ln):
@@ -362,15 +379,13 @@ def _classify_error(lines, driver_line):
         if _SEGV_RE.search(ln):
             return make_error("segfault", ln)
 
-    message = kfd_line
-    if message is None:
-        for ln in stripped:
-            if _ERRORISH_RE.search(ln):
-                message = ln
-                break
-    if message is None:
-        message = stripped[0] if stripped else ""
-    err = make_error("unknown", message)
+    message = None
+    for candidates in ([ln for ln in stripped if ln.lower().startswith("call returned")], kfd_lines,
+                       [ln for ln in stripped if _ERRORISH_RE.search(ln)], stripped):
+        if candidates:
+            message = candidates[0]
+            break
+    err = make_error("unknown", message or "")
     if kfd_missing:
         err["hint"] += _KFD_NO_DEVICE_HINT
     return err
@@ -385,6 +400,7 @@ def _parse(text, details=False):
     section = _TOP_SECTION
     pool = None
     seen_agent_marker = False  # "HSA Agents" header or a "*******" separator was seen
+    done = False  # "*** Done ***" seen
     lines = list(_clean_lines(text))
 
     for line in lines:
@@ -400,17 +416,23 @@ def _parse(text, details=False):
                 continue
 
         if _STARS_RE.match(s):
-            seen_agent_marker = True
+            # "*******" lines only frame "Agent N" headers.
+            seen_agent_marker = not done
+            section = _TOP_SECTION
+            pool = None
             continue
         if _DONE_RE.match(s):
             agent = None
+            done = True  # after this only an explicit "Agent N" starts an agent
+            seen_agent_marker = False
             continue
         if s.lower() == "hsa agents":
-            seen_agent_marker = True
+            seen_agent_marker = not done
             continue
 
         m = _AGENT_RE.match(s)
         if m:
+            done = False
             agent = _Agent()
             agents.append(agent)
             section = _TOP_SECTION
@@ -438,7 +460,7 @@ def _parse(text, details=False):
             if label == "runtime version" and runtime_version is None and not agents:
                 runtime_version = value or None
                 continue
-            if label == "name" and seen_agent_marker and not value.lower().startswith("amdgcn"):
+            if label == "name" and seen_agent_marker and not _ISA_NAME_RE.match(value):
                 # The "Agent N" header line was lost.
                 agent = _Agent()
                 agents.append(agent)
@@ -448,7 +470,7 @@ def _parse(text, details=False):
                 continue
 
         if label == "name":
-            if section in ("isa", "isa info") or value.lower().startswith("amdgcn-"):
+            if section == "isa" or _ISA_NAME_RE.match(value):
                 if value:
                     agent.isa.append(value)
                 continue

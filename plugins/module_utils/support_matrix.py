@@ -166,9 +166,10 @@ RELEASES = {
         "official_verified": True,
         "official_source": "riol",
         "rocblas": _RB_70, "rocblas_verified": False,
-        "torch": None, "torch_verified": False,
+        "torch": _TORCH_C, "torch_verified": False,
         "per_node_override": True,
-        "notes": "+ RX 7700 XT, MI350X/MI355X (gfx950); MI50 unsupported. No stable PyTorch index recorded for rocm7.0.",
+        "notes": "+ RX 7700 XT, MI350X/MI355X (gfx950); MI50 unsupported. No stable PyTorch index is recorded for rocm7.0 "
+                 "in rocm_facts.md §4; the wheel arch list is the one PyTorch's libtorch builder uses for ROCm 7.0.2.",
     },
     "7.1": {
         "official_radeon": ("gfx1201", "gfx1200", "gfx1101", "gfx1100", "gfx1030"),

@@ -15,7 +15,14 @@ if tar -tzf "$tarball" | grep -E '^(\./)?(molecule|tests/lab|tests/bed|\.cache|\
 fi
 dest=$(mktemp -d)
 trap 'rm -rf "$dest"' EXIT
-ansible-galaxy collection install --offline -p "$dest" "$tarball" >/dev/null
+ANSIBLE_COLLECTIONS_PATH=$dest ansible-galaxy collection install --offline --force -p "$dest" "$tarball" >/dev/null
 test -f "$dest/ansible_collections/radeonlab/llm/MANIFEST.json"
-ANSIBLE_COLLECTIONS_PATH=$dest ansible-galaxy collection list radeonlab.llm -p "$dest" | grep -q 'radeonlab.llm'
+ANSIBLE_COLLECTIONS_PATH=$dest ansible-galaxy collection list radeonlab.llm | grep -q '^radeonlab.llm '
+# Every module's documentation renders from the installed copy.
+for module in "$dest"/ansible_collections/radeonlab/llm/plugins/modules/*.py; do
+  [ -e "$module" ] || continue
+  name=radeonlab.llm.$(basename "$module" .py)
+  ANSIBLE_COLLECTIONS_PATH=$dest ansible-doc "$name" >/dev/null
+  echo "ansible-doc $name: OK"
+done
 echo "installed into a temporary path: OK"

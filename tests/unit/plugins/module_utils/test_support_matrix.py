@@ -1,0 +1,179 @@
+# -*- coding: utf-8 -*-
+# Copyright: radeonlab.llm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Integrity of the support-matrix data, torch_for, and the generated docs/support_matrix.md."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import os
+import re
+
+import pytest
+
+from ansible_collections.radeonlab.llm.plugins.module_utils import support_matrix as sm
+from ansible_collections.radeonlab.llm.plugins.module_utils.gfx import normalize_gfx, torch_for
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
+GFX_RE = re.compile(r"^gfx(\d{1,2})[0-9a-f]{2}$")
+
+
+def test_matrix_version_is_a_string():
+    assert isinstance(sm.MATRIX_VERSION, str) and re.match(r"^\d{4}\.\d{2}\.\d+$", sm.MATRIX_VERSION)
+
+
+def test_release_lines_cover_the_issue():
+    assert sm.RELEASE_LINES == ("5.7", "6.0", "6.1", "6.2", "6.3", "6.4", "7.0", "7.1", "7.2")
+
+
+@pytest.mark.parametrize("line", sm.RELEASE_LINES)
+def test_release_entries_are_complete(line):
+    rel = sm.RELEASES[line]
+    for key in ("official_radeon", "official_instinct", "deprecated", "rocblas", "torch"):
+        values = rel[key] if rel[key] is not None else ()
+        for target in values:
+            assert GFX_RE.match(target), (line, key, target)
+            assert normalize_gfx(target) == target
+    for key in ("official_verified", "rocblas_verified", "torch_verified", "per_node_override"):
+        assert isinstance(rel[key], bool)
+    assert rel["official_source"] in sm.SOURCES
+    assert rel["notes"]
+    assert set(rel["deprecated"]) <= set(rel["official_radeon"] + rel["official_instinct"])
+
+
+def test_unverified_lines_match_the_reference():
+    # rocm_facts.md: tables start at 6.0; anything past 7.0 is least verified.
+    assert sm.RELEASES["5.7"]["official_verified"] is False
+    assert sm.RELEASES["7.1"]["official_verified"] is False
+    assert sm.RELEASES["7.2"]["official_verified"] is False
+    assert sm.RELEASES["6.0"]["official_verified"] is True
+
+
+def test_reference_official_tables():
+    assert "gfx1201" in sm.RELEASES["6.4"]["official_radeon"]
+    assert "gfx906" not in sm.RELEASES["6.4"]["official_radeon"]
+    assert "gfx950" in sm.RELEASES["7.0"]["official_instinct"]
+    assert "gfx906" in sm.RELEASES["6.1"]["deprecated"]
+    for line in sm.RELEASE_LINES:
+        assert "gfx1031" not in sm.RELEASES[line]["official_radeon"]  # never listed for Linux
+
+
+def test_per_node_override_from_6_2():
+    assert [line for line in sm.RELEASE_LINES if sm.RELEASES[line]["per_node_override"]][0] == "6.2"
+
+
+def test_families_are_disjoint_and_sourced():
+    seen = set()
+    for family in sm.OVERRIDE_FAMILIES:
+        assert family["source"] in sm.SOURCES
+        assert not seen & set(family["members"])
+        seen |= set(family["members"])
+        for target in family["members"] + family["candidates"]:
+            assert GFX_RE.match(target)
+        # candidates share the major version (cross-major overrides are rejected by libhsakmt)
+        majors = {GFX_RE.match(t).group(1) for t in family["members"] + family["candidates"]}
+        assert len(majors) == 1, family["family"]
+    assert not seen & set(sm.NO_RESCUE)
+
+
+def test_no_rescue_and_chip_ids_are_sourced():
+    for target, (reason, key) in sm.NO_RESCUE.items():
+        assert GFX_RE.match(target) and reason and key in sm.SOURCES
+    for chip, (target, what) in sm.CHIP_IDS.items():
+        assert isinstance(chip, int) and GFX_RE.match(target) and "corpus" in what
+
+
+def test_module_is_pure_python38_data():
+    with open(os.path.join(ROOT, "plugins", "module_utils", "support_matrix.py"), encoding="utf-8") as handle:
+        tree = ast.parse(handle.read())
+    imports = [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
+    assert all(isinstance(n, ast.ImportFrom) and n.module == "__future__" for n in imports)
+
+
+# ---------------------------------------------------------------------------------------------
+# torch_for
+# ---------------------------------------------------------------------------------------------
+TORCH_ROWS = [
+    ("6.4", None, "rocm6.4", "2.9.1", "0.24.1", "2.9.1", True),
+    ("6.4.1", None, "rocm6.4", "2.9.1", "0.24.1", "2.9.1", True),
+    ("6.4", "2.8.0", "rocm6.4", "2.8.0", "0.23.0", "2.8.0", True),
+    ("6.4", "2.9", "rocm6.4", "2.9.1", "0.24.1", "2.9.1", True),
+    ("6.3", None, "rocm6.3", "2.8.0", "0.23.0", "2.8.0", True),
+    ("6.3.4", "2.7", "rocm6.3", "2.7.1", "0.22.1", "2.7.1", True),
+    ("6.2", None, "rocm6.2.4", "2.6.0", "0.21.0", "2.6.0", True),
+    ("6.2.4", "2.5.1", "rocm6.2", "2.5.1", "0.20.1", "2.5.1", True),
+    ("6.2", "2.7.1", "rocm6.2.4", "2.7.1", "0.22.1", "2.7.1", False),
+    ("6.1", None, "rocm6.1", "2.6.0", "0.21.0", "2.6.0", True),
+    ("6.1.2", "2.4.0", "rocm6.1", "2.4.0", "0.19.0", "2.4.0", True),
+    ("6.0", None, "rocm6.0", "2.3.0", "0.18.0", "2.3.0", True),
+    ("6.0.2", "2.4", "rocm6.0", "2.4.0", "0.19.0", "2.4.0", False),
+    ("5.7", None, "rocm5.7", "2.3.1", "0.18.1", "2.3.1", False),
+    ("7.1", None, "nightly/rocm7.1", None, None, None, False),
+]
+
+
+@pytest.mark.parametrize("rocm, torch, tag, version, vision, audio, verified", TORCH_ROWS)
+def test_torch_for(rocm, torch, tag, version, vision, audio, verified):
+    row = torch_for(rocm, torch)
+    assert row["index_tag"] == tag
+    assert row["index_url"] == "https://download.pytorch.org/whl/" + tag
+    assert (row["torch"], row["torchvision"], row["torchaudio"]) == (version, vision, audio)
+    assert row["verified"] is verified
+    assert row["source"]
+
+
+@pytest.mark.parametrize("rocm, torch, words", [
+    ("6.2", "2.9.1", ["2.9.1", "6.2"]),
+    ("6.4", "2.3.0", ["2.3.0", "6.4"]),
+    ("7.0", None, ["7.0"]),
+    ("7.2.1", None, ["7.2"]),
+    ("6.4", "latest", ["latest"]),
+    ("six", None, ["six"]),
+])
+def test_torch_for_missing_pair(rocm, torch, words):
+    with pytest.raises(ValueError) as info:
+        torch_for(rocm, torch)
+    for word in words:
+        assert word in str(info.value)
+
+
+def test_numpy_pin_for_old_wheels():
+    assert torch_for("6.0")["numpy_pin"] == "numpy<2"
+    assert torch_for("6.4")["numpy_pin"] is None
+
+
+def test_torch_rows_are_consistent():
+    for row in sm.TORCH_WHEELS:
+        assert row["source"] in sm.SOURCES
+        assert row["index_tag"].replace("nightly/", "").startswith("rocm")
+        if not row["nightly"]:
+            assert row["torch"] and row["torchvision"] and row["torchaudio"]
+            assert row["torchaudio"].split(".")[:2] == row["torch"].split(".")[:2] or row["torch"] == "2.0.1"
+
+
+# ---------------------------------------------------------------------------------------------
+# The committed docs/support_matrix.md is what the generator prints
+# ---------------------------------------------------------------------------------------------
+def _generator():
+    path = os.path.join(ROOT, "tests", "tools", "gen_support_matrix.py")
+    spec = importlib.util.spec_from_file_location("gen_support_matrix", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_docs_support_matrix_is_generated():
+    gen = _generator()
+    with open(os.path.join(ROOT, "docs", "support_matrix.md"), encoding="utf-8") as handle:
+        committed = handle.read()
+    assert committed == gen.render(), "docs/support_matrix.md is stale: run python tests/tools/gen_support_matrix.py --write"
+    assert gen.main(["--check"]) == 0
+
+
+def test_docs_mention_matrix_version_and_every_line():
+    text = _generator().render()
+    assert sm.MATRIX_VERSION in text
+    for line in sm.RELEASE_LINES:
+        assert "| %s |" % line in text
