@@ -274,7 +274,9 @@ ensure_key() {
     [[ $FPR =~ ^[0-9A-F]{40}$ ]] || die "could not get the signing key fingerprint (got '$FPR')"
 }
 
-stop_agent() { [[ -n ${GNUPGHOME:-} && -d $GNUPGHOME ]] && gpgconf --kill gpg-agent 2>/dev/null || true; }
+stop_agent() {
+    if [[ -n ${GNUPGHOME:-} && -d $GNUPGHOME ]]; then gpgconf --kill gpg-agent 2>/dev/null || true; fi
+}
 
 # ---------------------------------------------------------------- main
 main() {

@@ -11,7 +11,7 @@
 # Only LAB_DIR/rocm, LAB_DIR/amdgpu and LAB_DIR/LAB-STANDIN-README.txt are served
 # (never LAB_DIR/.private, which holds the throwaway signing key).
 # Access log: LAB_DIR/mirror-access.log, one line per request:
-#   <UTC time> <client> <method> <path> <status> <bytes sent>
+#   <UTC time> <client> <method> <%-decoded path> <status> <bytes sent>
 # Server errors: LAB_DIR/mirror-server.log. Pidfile: LAB_DIR/.mirror-<port>.pid.
 # start is idempotent (does nothing when this LAB_DIR's server already answers on
 # the port) and returns only once the server answers.
@@ -23,6 +23,7 @@ LAB_DIR=${LAB_DIR:-$REPO/.cache/lab}
 PORT=${LAB_MIRROR_PORT:-8765}
 BIND=${LAB_MIRROR_BIND:-127.0.0.1}
 PIDFILE=$LAB_DIR/.mirror-$PORT.pid
+LOCKFILE=$LAB_DIR/.mirror-$PORT.lock
 ACCESS_LOG=$LAB_DIR/mirror-access.log
 ERROR_LOG=$LAB_DIR/mirror-server.log
 URL=http://$BIND:$PORT
@@ -30,16 +31,33 @@ URL=http://$BIND:$PORT
 say() { printf 'lab-mirror: %s\n' "$*"; }
 die() { printf 'lab-mirror: ERROR: %s\n' "$*" >&2; exit 1; }
 
-# pid of our server for this port, or nothing
+is_our_server() { # pid: is it this script's server.py for this LAB_DIR and port?
+    { tr '\0' ' ' < "/proc/$1/cmdline"; } 2>/dev/null |
+        grep -qF -- "$HERE/server.py --dir $LAB_DIR --bind $BIND --port $PORT "
+}
+
+# pid of our server for this port, or nothing. A server of ours whose pidfile
+# went missing (e.g. LAB_DIR wiped and rebuilt under it) is found and adopted.
 our_pid() {
-    local pid
-    [[ -f $PIDFILE ]] || return 0
+    local pid p
     pid=$(cat "$PIDFILE" 2>/dev/null || true)
-    [[ $pid =~ ^[0-9]+$ ]] || return 0
-    kill -0 "$pid" 2>/dev/null || return 0
-    # guard against pid reuse: it must be server.py for this port
-    tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q -- "server.py .*--port $PORT " || return 0
-    echo "$pid"
+    if [[ $pid =~ ^[0-9]+$ ]] && is_our_server "$pid"; then
+        echo "$pid"
+        return 0
+    fi
+    for p in /proc/[0-9]*; do
+        p=${p#/proc/}
+        if is_our_server "$p"; then
+            echo "$p" > "$PIDFILE"
+            echo "$p"
+            return 0
+        fi
+    done
+}
+
+lock() { # serialise start/stop per port; never wait forever
+    exec 9> "$LOCKFILE"
+    flock -w 30 9 || die "another serve.sh holds $LOCKFILE for over 30 s"
 }
 
 # HTTP status of GET <path> (000 when nothing answers)
@@ -58,8 +76,7 @@ PY
 
 start() {
     [[ -s $LAB_DIR/rocm/rocm.gpg.key ]] || die "no mirror in $LAB_DIR; run tests/lab/mirror/build.sh first"
-    exec 9> "$LAB_DIR/.serve.lock"
-    flock 9
+    lock
     local pid; pid=$(our_pid)
     if [[ -n $pid ]]; then
         if [[ $(http_status /rocm/rocm.gpg.key) == 200 ]]; then
@@ -71,9 +88,9 @@ start() {
     [[ $(http_status /) == 000 ]] || die "something else already answers on $URL; set LAB_MIRROR_PORT"
     rm -f "$PIDFILE"
     nohup python3 "$HERE/server.py" --dir "$LAB_DIR" --bind "$BIND" --port "$PORT" \
-        --log "$ACCESS_LOG" --pidfile "$PIDFILE" </dev/null >>"$ERROR_LOG" 2>&1 &
-    local child=$! i
-    for i in $(seq 1 100); do
+        --log "$ACCESS_LOG" --pidfile "$PIDFILE" </dev/null >>"$ERROR_LOG" 2>&1 9>&- &
+    local child=$!
+    for _ in $(seq 1 100); do
         if [[ -f $PIDFILE && $(http_status /rocm/rocm.gpg.key) == 200 ]]; then
             say "serving $LAB_DIR on $URL (pid $(cat "$PIDFILE")); access log $ACCESS_LOG"
             return 0
@@ -82,19 +99,21 @@ start() {
         sleep 0.1
     done
     kill "$child" 2>/dev/null || true
+    exec 9>&-
     tail -n 5 "$ERROR_LOG" >&2 || true
     die "server did not come up on $URL (see $ERROR_LOG)"
 }
 
 stop() {
-    local pid i; pid=$(our_pid)
+    lock
+    local pid; pid=$(our_pid)
     if [[ -z $pid ]]; then
         rm -f "$PIDFILE"
         say "not running on port $PORT, nothing to do"
         return 0
     fi
     kill "$pid"
-    for i in $(seq 1 50); do
+    for _ in $(seq 1 50); do
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.1
     done
@@ -116,7 +135,7 @@ status() {
 case ${1:-} in
     start) start ;;
     stop) stop ;;
-    restart) stop; start ;;
+    restart) stop; exec 9>&-; start ;;
     status) status ;;
     url) echo "$URL" ;;
     clear-log) : > "$ACCESS_LOG"; say "cleared $ACCESS_LOG" ;;

@@ -5,7 +5,7 @@ Serves only the repository trees of LAB_DIR (rocm/, amdgpu/ and the stand-in
 README); anything else -- including LAB_DIR/.private (the throwaway signing
 key) and any dot-path -- is 404. Appends one line per request to the access log:
 
-    <UTC ISO time> <client> <method> <path> <status> <bytes sent>
+    <UTC ISO time> <client> <method> <path, %-decoded> <status> <bytes sent>
 
 so tests can prove what was (not) downloaded, e.g. that a second converge
 fetched no .deb (status 200 on /pool/ paths). apt's If-Modified-Since requests
@@ -24,7 +24,7 @@ ALLOWED_TOP = {"rocm", "amdgpu", "LAB-STANDIN-README.txt"}
 
 
 class Handler(http.server.SimpleHTTPRequestHandler):
-    log_fh = None
+    log_path = None
     log_lock = threading.Lock()
     server_version = "radeonlab-lab-mirror"
     sys_version = ""
@@ -72,13 +72,14 @@ class Handler(http.server.SimpleHTTPRequestHandler):
             datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
             self.client_address[0],
             getattr(self, "command", None) or "-",
-            (getattr(self, "path", None) or "-").replace(" ", "%20"),
+            # decoded (apt asks for "~" as "%7e"), so logs can be grepped for file names
+            urllib.parse.unquote(getattr(self, "path", None) or "-").replace(" ", "%20"),
             self._code,
             self._sent,
         )
-        with self.log_lock:
-            self.log_fh.write(line)
-            self.log_fh.flush()
+        with self.log_lock:  # reopened per line: survives LAB_DIR being wiped and rebuilt
+            with open(self.log_path, "a") as fh:
+                fh.write(line)
 
     def log_message(self, fmt, *args):  # errors etc. go to stderr, not the access log
         sys.stderr.write("%s - %s\n" % (self.address_string(), fmt % args))
@@ -92,7 +93,7 @@ def main():
     ap.add_argument("--log", required=True)
     ap.add_argument("--pidfile", required=True)
     a = ap.parse_args()
-    Handler.log_fh = open(a.log, "a", buffering=1)
+    Handler.log_path = os.path.abspath(a.log)
     handler = functools.partial(Handler, directory=os.path.abspath(a.dir))
     http.server.ThreadingHTTPServer.allow_reuse_address = True
     httpd = http.server.ThreadingHTTPServer((a.bind, a.port), handler)
