@@ -1,0 +1,20 @@
+# Copyright: radeonlab.llm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""radeonlab_lora: the LoRA job runner installed on each workstation by the ``lora_job`` role.
+
+Standard library only (Python >= 3.11): it runs inside the training venv next to LLaMA-Factory
+and must not add anything to it. Modules, each a small set of pure functions unless stated:
+
+- ``spec``       load and validate a job spec (JSON), fill defaults
+- ``modelshape`` parameter count and layer shape from ``config.json`` or a bare size in billions
+- ``sizing``     the memory model (calibrated on H200 measurements) and the batch/checkpointing/QLoRA plan
+- ``render``     LLaMA-Factory training YAML, ``dataset_info.json`` entry, the config hash
+- ``failures``   log-tail classification and the retry policy (attention fallback, OOM)
+- ``progress``   ``trainer_log.jsonl`` -> one-line progress
+- ``state``      status file, checkpoints, "already done", the job lock (filesystem)
+- ``runner``     ``run``: the whole job with retries and resume (subprocess)
+- ``cli``        ``python -m radeonlab_lora render|plan|run|status``
+"""
+
+__version__ = "1.0.0"

@@ -1,0 +1,203 @@
+# Copyright: radeonlab.llm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""LLaMA-Factory training config, ``dataset_info.json`` entry and the config hash.
+
+The config hash decides "already trained this exact job". It is the sha256 of the canonical JSON
+(sorted keys, no whitespace) of:
+
+- the rendered training config *without* the keys that do not change what is learned or that are
+  derived from the hash itself: ``output_dir``, ``dataset_dir``, ``resume_from_checkpoint`` and the
+  attention/packing settings the failure policy may change between attempts (``flash_attn``,
+  ``packing``, ``neat_packing``). The sizing plan (batch, accumulation, precision, checkpointing) *is*
+  part of it: a different card that needs a different plan trains again;
+- the dataset_info entry, with a local dataset file's path replaced by its sha256, so editing the data
+  retrains and moving it does not;
+- a local model directory's fingerprint: name and size of every top-level file, plus the sha256 of those up
+  to 64 MiB (config, tokenizer, small weights such as the lab's tiny model; multi-GB shards by size only,
+  hashing them on every run would cost minutes);
+- a format number, bumped whenever this module changes what it renders.
+
+Hub models and hub datasets are identified by name only (their content is not hashed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+
+from .sizing import Plan
+
+HASH_FORMAT = 1
+VOLATILE_KEYS = ("output_dir", "dataset_dir", "resume_from_checkpoint", "flash_attn", "packing", "neat_packing")
+DEFAULT_COLUMNS = {"prompt": "instruction", "query": "input", "response": "output"}
+
+
+class RenderError(ValueError):
+    """A job cannot be rendered (a refused plan, an extra argument that overrides a managed key)."""
+
+
+def dataset_info_entry(spec: dict) -> dict:
+    """``{name: {...}}`` for ``dataset_info.json``; alpaca formatting, a local file by absolute path."""
+    dataset = spec["dataset"]
+    entry: dict = {}
+    if dataset.get("file"):
+        entry["file_name"] = dataset["file"]  # LLaMA-Factory joins it onto dataset_dir: an absolute path wins
+    elif dataset.get("hf_hub_url"):
+        entry["hf_hub_url"] = dataset["hf_hub_url"]
+    else:
+        entry["ms_hub_url"] = dataset["ms_hub_url"]
+    for key in ("subset", "split", "num_samples"):
+        if dataset.get(key) is not None:
+            entry[key] = dataset[key]
+    entry["formatting"] = "alpaca"
+    entry["columns"] = dict(dataset.get("columns") or DEFAULT_COLUMNS)
+    return {dataset["name"]: entry}
+
+
+def training_config(spec: dict, plan: Plan, *, output_dir: str, dataset_dir: str) -> dict:
+    """The LLaMA-Factory ``train`` arguments, in a fixed order (LLaMA-Factory's example layout)."""
+    if plan.refused:
+        raise RenderError(plan.message)
+    lora = spec["lora"]
+    cfg: dict = {
+        # model
+        "model_name_or_path": spec["model"],
+        "trust_remote_code": bool(spec["trust_remote_code"]),
+        # method
+        "stage": "sft",
+        "do_train": True,
+        "finetuning_type": "lora",
+        "lora_rank": lora["rank"],
+        "lora_alpha": lora["alpha"],
+        "lora_dropout": float(lora["dropout"]),
+        "lora_target": lora["target"],
+    }
+    if plan.precision == "qlora4":
+        cfg["quantization_bit"] = 4
+        cfg["quantization_method"] = "bnb"
+    cfg.update({
+        # dataset
+        "dataset": spec["dataset"]["name"],
+        "dataset_dir": dataset_dir,
+        "template": spec["template"],
+        "cutoff_len": spec["cutoff_len"],
+    })
+    if spec["max_samples"]:
+        cfg["max_samples"] = spec["max_samples"]
+    cfg.update({
+        "overwrite_cache": True,
+        "preprocessing_num_workers": spec["preprocessing_num_workers"],
+        "dataloader_num_workers": spec["dataloader_num_workers"],
+        "packing": bool(spec["packing"]),
+        "neat_packing": False,
+        "flash_attn": spec["attention"],
+        # output
+        "output_dir": output_dir,
+        "logging_steps": spec["logging_steps"],
+        "save_steps": spec["save_steps"],
+        "save_total_limit": spec["save_total_limit"],
+        "save_only_model": False,  # optimizer + scheduler state are what make a resume exact
+        "plot_loss": True,
+        "overwrite_output_dir": False,  # True would wipe checkpoints and make resume impossible
+        "report_to": "none",
+        # train
+        "per_device_train_batch_size": plan.per_device_train_batch_size,
+        "gradient_accumulation_steps": plan.gradient_accumulation_steps,
+        "learning_rate": float(spec["learning_rate"]),
+        "num_train_epochs": float(spec["num_train_epochs"]),
+        "lr_scheduler_type": spec["lr_scheduler_type"],
+        "warmup_ratio": float(spec["warmup_ratio"]),
+        "bf16": plan.precision in ("bf16", "qlora4"),
+        "disable_gradient_checkpointing": not plan.gradient_checkpointing,  # LLaMA-Factory checkpoints by default
+    })
+    if plan.device == "cpu":
+        cfg["use_cpu"] = True
+    cfg.update({"ddp_timeout": 180000000, "seed": spec["seed"], "resume_from_checkpoint": None})
+
+    clashes = sorted(set(spec["extra_args"]) & set(cfg))
+    if clashes:
+        raise RenderError(f"extra_args may not override keys the runner manages: {clashes}")
+    for key in sorted(spec["extra_args"]):
+        cfg[key] = spec["extra_args"][key]
+    return cfg
+
+
+def file_sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def canonical_json(data) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+
+
+FINGERPRINT_HASH_LIMIT = 64 << 20
+
+
+def model_fingerprint(model: str) -> list | None:
+    """``[[name, size, sha256 or None], ...]`` for a local model directory, None for a hub name."""
+    if not os.path.isdir(model):
+        return None
+    entries = []
+    for name in sorted(os.listdir(model)):
+        path = os.path.join(model, name)
+        if os.path.isfile(path):
+            size = os.path.getsize(path)
+            entries.append([name, size, file_sha256(path) if size <= FINGERPRINT_HASH_LIMIT else None])
+    return entries
+
+
+def config_hash(train_cfg: dict, dataset_entry: dict, dataset_sha256: str | None, model_files: list | None = None) -> str:
+    """sha256 hex of what decides "the same job" (see the module docstring)."""
+    stable = {key: value for key, value in train_cfg.items() if key not in VOLATILE_KEYS}
+    entries = {}
+    for name, entry in dataset_entry.items():
+        entry = dict(entry)
+        if "file_name" in entry:
+            entry["file_name"] = None
+            entry["file_sha256"] = dataset_sha256
+        entries[name] = entry
+    payload = {"format": HASH_FORMAT, "train": stable, "dataset_info": entries, "model_files": model_files}
+    return hashlib.sha256(canonical_json(payload).encode("ascii")).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+def _yaml_scalar(value) -> str:
+    """A YAML scalar that PyYAML and OmegaConf read back as the same Python value."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise RenderError(f"non-finite number {value!r}")
+        text = repr(value)
+        if "e" in text:  # YAML 1.1 needs "1.0e-05", not "1e-05" (read as a string)
+            mantissa, exponent = text.split("e")
+            if "." not in mantissa:
+                mantissa += ".0"
+            if exponent[0] not in "+-":
+                exponent = "+" + exponent
+            text = f"{mantissa}e{exponent}"
+        return text
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=True)  # a JSON string is a valid YAML double-quoted scalar
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=True, sort_keys=isinstance(value, dict), allow_nan=False)  # YAML flow style
+    raise RenderError(f"cannot render {type(value).__name__} value {value!r}")
+
+
+def to_yaml(cfg: dict, header: str = "") -> str:
+    lines = [f"# {line}" for line in header.splitlines()]
+    lines += [f"{key}: {_yaml_scalar(value)}" for key, value in cfg.items()]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,405 @@
+# Copyright: radeonlab.llm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""``run``: render, plan, train with ``llamafactory-cli train``, retry per the failure policy, resume, record.
+
+Meant to be the ``ExecStart`` of a systemd unit (so an SSH drop does not end it), and safe to kill:
+
+- SIGTERM/SIGINT: the trainer's process group gets SIGTERM (SIGKILL after a grace period), the attempt is
+  recorded as interrupted, the status says ``failed`` with "re-run resumes from checkpoint-N", exit 128+sig.
+- SIGHUP is ignored (nohup semantics, for a run started by hand in an SSH session).
+- SIGKILL of the runner: the status still says ``running``; the trainer (own session) keeps the job lock
+  until it ends, so no second runner can start on the same output; the next run, once the lock is free,
+  marks the attempt interrupted and resumes from the last complete checkpoint.
+- A trainer that finished but whose runner died before recording it is recognised (final adapter +
+  trainer_state.json) and recorded as succeeded without training again.
+
+Exit codes: 0 succeeded or already done, 1 training failed, 2 refused or invalid job, 75 another runner
+holds the job, 128+N interrupted by signal N.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+from . import failures, progress, render, sizing, state
+from .modelshape import ModelShape, shape_for_job
+from .spec import SpecError
+
+EXIT_OK, EXIT_FAILED, EXIT_REFUSED, EXIT_LOCKED = 0, 1, 2, 75
+KILL_GRACE_S = 30.0
+LOG_TAIL_BYTES = 64 * 1024
+
+
+@dataclass
+class Prepared:
+    spec: dict
+    shape: ModelShape
+    device: sizing.Device
+    plan: sizing.Plan
+    dataset_entry: dict
+    dataset_sha256: str | None
+    config_hash: str
+    run_dir: str
+
+    @property
+    def root(self) -> str:
+        return self.spec["output_dir"]
+
+    @property
+    def output_dir(self) -> str:
+        return state.output_dir_for(self.run_dir)
+
+    def train_config(self, run_dir: str | None = None) -> dict:
+        run_dir = run_dir or self.run_dir
+        return render.training_config(self.spec, self.plan, output_dir=state.output_dir_for(run_dir), dataset_dir=os.path.join(run_dir, "data"))
+
+
+class Refused(Exception):
+    def __init__(self, plan: sizing.Plan):
+        super().__init__(plan.message)
+        self.plan = plan
+
+
+def make_plan(spec: dict, shape: ModelShape, device: sizing.Device, attention: str | None = None) -> sizing.Plan:
+    return sizing.plan_job(
+        shape,
+        cutoff_len=spec["cutoff_len"],
+        attention=attention or spec["attention"],
+        device=device,
+        effective_batch=spec["effective_batch_size"],
+        lora_rank=spec["lora"]["rank"],
+        allow_qlora=spec["allow_qlora"],
+    )
+
+
+def prepare(spec: dict, facts: dict | None) -> Prepared:
+    """Everything that decides the job, without writing anything (reads the dataset and model files). Raises Refused."""
+    _check_local_inputs(spec)
+    shape = shape_for_job(spec["model"], spec["model_params_b"], spec["model_config"])
+    device = sizing.device_from_facts(facts)
+    plan = make_plan(spec, shape, device)
+    if plan.refused:
+        raise Refused(plan)
+    entry = render.dataset_info_entry(spec)
+    dataset_file = spec["dataset"].get("file")
+    digest = render.file_sha256(dataset_file) if dataset_file else None
+    probe = render.training_config(spec, plan, output_dir="", dataset_dir="")
+    config_hash = render.config_hash(probe, entry, digest, render.model_fingerprint(spec["model"]))
+    return Prepared(spec, shape, device, plan, entry, digest, config_hash, state.run_dir_for(spec["output_dir"], config_hash))
+
+
+def _check_local_inputs(spec: dict) -> None:
+    """Fail before planning when a local input is missing (LLaMA-Factory would fail later, less clearly)."""
+    dataset_file = spec["dataset"].get("file")
+    if dataset_file and not os.path.isfile(dataset_file):
+        raise SpecError(f"dataset file {dataset_file} does not exist")
+    model = spec["model"]
+    if model.startswith(("/", "./", "../", "~")) and not os.path.isdir(os.path.expanduser(model)):
+        raise SpecError(f"model directory {model} does not exist (a hub model is named like 'Qwen/Qwen2.5-0.5B-Instruct')")
+
+
+def write_run_files(prepared: Prepared, run_dir: str | None = None) -> dict:
+    """train.yaml, data/dataset_info.json and plan.json into ``run_dir`` (default: the job's run directory)."""
+    run_dir = run_dir or prepared.run_dir
+    header = f"rendered by radeonlab_lora for job {prepared.spec['name']!r}\nconfig_hash {prepared.config_hash}\n{prepared.plan.message}"
+    files = {
+        "train.yaml": render.to_yaml(prepared.train_config(run_dir), header),
+        os.path.join("data", "dataset_info.json"): render.canonical_json(prepared.dataset_entry) + "\n",
+        "plan.json": render.canonical_json(prepared.plan.as_dict()) + "\n",
+    }
+    changed = {}
+    for name, text in files.items():
+        changed[name] = state.write_text_if_changed(os.path.join(run_dir, name), text)
+    return changed
+
+
+def base_settings(plan: sizing.Plan, spec: dict) -> dict:
+    return {
+        "flash_attn": spec["attention"],
+        "packing": bool(spec["packing"]),
+        "neat_packing": False,
+        "per_device_train_batch_size": plan.per_device_train_batch_size,
+        "gradient_accumulation_steps": plan.gradient_accumulation_steps,
+        "gradient_checkpointing": bool(plan.gradient_checkpointing),
+    }
+
+
+def attempt_config(train_cfg: dict, settings: dict, resume: str | None) -> dict:
+    cfg = dict(train_cfg)
+    cfg.update({
+        "flash_attn": settings["flash_attn"],
+        "packing": settings["packing"],
+        "neat_packing": settings["neat_packing"],
+        "per_device_train_batch_size": settings["per_device_train_batch_size"],
+        "gradient_accumulation_steps": settings["gradient_accumulation_steps"],
+        "disable_gradient_checkpointing": not settings["gradient_checkpointing"],
+        "resume_from_checkpoint": resume,
+    })
+    return cfg
+
+
+def refit_for_attention(prepared: Prepared, settings: dict) -> tuple[dict, str | None]:
+    """After an attention fallback, make sure the settings still fit (eager needs more memory than sdpa)."""
+    plan = make_plan(prepared.spec, prepared.shape, prepared.device, settings["flash_attn"])
+    if plan.refused:
+        return settings, plan.message
+    adjusted = dict(settings)
+    if plan.gradient_checkpointing and not settings["gradient_checkpointing"]:
+        adjusted["gradient_checkpointing"] = True
+    if plan.per_device_train_batch_size < settings["per_device_train_batch_size"]:
+        adjusted["per_device_train_batch_size"] = plan.per_device_train_batch_size
+        adjusted["gradient_accumulation_steps"] = plan.gradient_accumulation_steps
+    return adjusted, None
+
+
+def find_cli(name: str, env: dict) -> str | None:
+    if os.path.isabs(name):
+        return name if os.access(name, os.X_OK) else None
+    found = shutil.which(name, path=env.get("PATH"))
+    if found:
+        return found
+    beside = os.path.join(os.path.dirname(sys.executable), name)  # the training venv's bin/, when PATH lacks it (systemd)
+    return beside if os.access(beside, os.X_OK) else None
+
+
+# ---------------------------------------------------------------------------------------------
+class _Signals:
+    """Records the first SIGTERM/SIGINT and forwards it to the trainer's process group."""
+
+    def __init__(self):
+        self.received: int | None = None
+        self.at: float | None = None
+        self.child: subprocess.Popen | None = None
+        self._saved: dict = {}
+
+    def install(self) -> None:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            self._saved[signum] = signal.signal(signum, self._handle)
+        self._saved[signal.SIGHUP] = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    def restore(self) -> None:
+        for signum, handler in self._saved.items():
+            signal.signal(signum, handler)
+
+    def _handle(self, signum, _frame) -> None:
+        if self.received is None:
+            self.received, self.at = signum, time.monotonic()
+        self.kill_child(signal.SIGTERM)
+
+    def kill_child(self, signum: int) -> None:
+        if self.child is not None and self.child.poll() is None:
+            try:
+                os.killpg(self.child.pid, signum)
+            except ProcessLookupError:
+                pass
+
+
+def _read_tail(path: str, offset: int) -> str:
+    with open(path, "rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        end = handle.tell()
+        handle.seek(max(offset, end - LOG_TAIL_BYTES))
+        return handle.read().decode("utf-8", errors="replace")
+
+
+def run_trainer(argv: list[str], env: dict, log_path: str, lock_fd: int, signals: _Signals, on_tick, tick_s: float) -> tuple[int, str]:
+    """Run one attempt; stdout+stderr appended to ``log_path``. Returns (returncode, this attempt's log tail)."""
+    with open(log_path, "ab") as log:
+        offset = log.tell()
+        child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                 start_new_session=True, pass_fds=(lock_fd,))
+        signals.child = child
+        try:
+            while True:
+                try:
+                    returncode = child.wait(timeout=tick_s if signals.received is None else 1.0)
+                    break
+                except subprocess.TimeoutExpired:
+                    if signals.received is not None and time.monotonic() - signals.at > KILL_GRACE_S:
+                        signals.kill_child(signal.SIGKILL)
+                    else:
+                        on_tick()
+        finally:
+            signals.child = None
+    return returncode, _read_tail(log_path, offset)
+
+
+# ---------------------------------------------------------------------------------------------
+class Job:
+    """One ``run`` invocation: holds the status dict and writes it to the run dir and the job root."""
+
+    def __init__(self, prepared: Prepared, out=print):
+        self.p = prepared
+        self.out = out
+        self.status_path = os.path.join(prepared.run_dir, state.STATUS_FILE)
+        self.root_status_path = os.path.join(prepared.root, state.STATUS_FILE)
+        self.status = self._load_status()
+
+    def _load_status(self) -> dict:
+        status = state.read_json(self.status_path)
+        if not status or status.get("config_hash") != self.p.config_hash:
+            status = state.new_status(self.p.config_hash, self.p.run_dir)
+        status["plan"] = self.p.plan.as_dict()
+        status["job"] = self.p.spec["name"]
+        status["model"] = self.p.spec["model"]
+        status["output_dir"] = self.p.output_dir
+        return status
+
+    def save(self) -> None:
+        state.write_json_atomic(self.status_path, self.status)
+        state.write_json_atomic(self.root_status_path, self.status)
+
+    def tick(self) -> None:
+        summary = progress.read_progress(self.p.output_dir)
+        line = progress.progress_line(summary)
+        if line != self.status.get("progress"):
+            self.status.update(progress=line, global_step=summary["step"], max_steps=summary["total_steps"], final_loss=summary["loss"])
+            if self.status.get("first_loss") is None:
+                self.status["first_loss"] = summary["first_loss"]
+            self.save()
+            self.out(f"progress: {line}")
+
+    def finish(self, state_name: str, message: str) -> None:
+        self.status.update(state=state_name, message=message, finished_at=state.now_iso(), pid=None)
+        if state_name == "succeeded":
+            metrics = state.final_metrics(self.p.output_dir)
+            summary = progress.read_progress(self.p.output_dir)
+            self.status.update(
+                global_step=metrics["global_step"] if metrics["global_step"] is not None else summary["step"],
+                max_steps=metrics["max_steps"] if metrics["max_steps"] is not None else summary["total_steps"],
+                final_loss=metrics["final_loss"] if metrics["final_loss"] is not None else summary["loss"],
+                first_loss=metrics["first_loss"] if metrics["first_loss"] is not None else summary["first_loss"],
+                progress=progress.progress_line(summary),
+                adapter_dir=self.p.output_dir,
+            )
+        self.save()
+        self.out(f"{state_name}: {message}")
+
+    def recover_stale(self) -> dict | None:
+        """A ``running`` status with the lock free: the runner died. Returns the settings to continue with."""
+        if self.status.get("state") != "running":
+            return None
+        attempts = self.status.get("attempts") or []
+        if attempts and attempts[-1].get("outcome") is None:
+            attempts[-1].update(outcome="interrupted", failure=None, evidence="runner died (killed or host rebooted)", finished_at=state.now_iso())
+        self.status["message"] = "previous runner died; resuming"
+        return dict(attempts[-1]["settings"]) if attempts else None
+
+
+def run_job(spec: dict, facts: dict | None, out=print) -> int:
+    try:
+        prepared = prepare(spec, facts)
+    except Refused as refused:
+        status = state.new_status(None, None, state="failed", message=refused.plan.message, plan=refused.plan.as_dict(),
+                                  job=spec["name"], model=spec["model"], finished_at=state.now_iso())
+        state.write_json_atomic(os.path.join(spec["output_dir"], state.STATUS_FILE), status)
+        out(refused.plan.message)
+        return EXIT_REFUSED
+
+    lock = state.JobLock(prepared.root)
+    if not lock.acquire():
+        out(f"another runner (or its trainer) is working on {prepared.root}; not starting a second one")
+        return EXIT_LOCKED
+    signals = _Signals()
+    signals.install()
+    try:
+        return _run_locked(prepared, lock, signals, out)
+    finally:
+        signals.restore()
+        lock.release()
+
+
+def _run_locked(prepared: Prepared, lock: state.JobLock, signals: _Signals, out) -> int:
+    if state.is_done(prepared.run_dir, prepared.config_hash):
+        status = state.read_json(os.path.join(prepared.run_dir, state.STATUS_FILE))
+        state.write_json_atomic(os.path.join(prepared.root, state.STATUS_FILE), status)
+        out(f"already done: config {prepared.config_hash[:12]} succeeded, adapter in {prepared.output_dir}")
+        return EXIT_OK
+
+    job = Job(prepared, out)
+    continued = job.recover_stale()
+    if state.training_completed(prepared.output_dir):
+        job.finish("succeeded", "training had completed before the runner could record it")
+        return EXIT_OK
+
+    write_run_files(prepared)
+    env = {**os.environ, **prepared.spec["env"], "PYTHONUNBUFFERED": "1"}
+    cli = find_cli(prepared.spec["llamafactory_cli"], env)
+    if cli is None:
+        job.finish("failed", f"{prepared.spec['llamafactory_cli']} not found (PATH or beside {sys.executable})")
+        return EXIT_FAILED
+
+    previous = job.status.get("attempts") or []
+    if continued:
+        settings, reason = continued, "continuing after an interruption with the last attempt's settings"
+    elif previous and previous[-1].get("outcome") == "interrupted":
+        settings, reason = dict(previous[-1]["settings"]), "continuing after an interruption with the last attempt's settings"
+    else:
+        settings, reason = base_settings(prepared.plan, prepared.spec), f"planned: {prepared.plan.message}"
+    session: list[dict] = []
+    log_path = os.path.join(prepared.run_dir, "train.log")
+    train_cfg = prepared.train_config()
+
+    while True:
+        resume = state.last_checkpoint(prepared.output_dir)
+        if resume is None:
+            state.clear_unresumable_output(prepared.output_dir)
+        number = job.status["attempt"] + 1
+        attempt_yaml = os.path.join(prepared.run_dir, f"attempt-{number}.yaml")
+        state.write_text_if_changed(attempt_yaml, render.to_yaml(attempt_config(train_cfg, settings, resume), f"attempt {number}: {reason}"))
+        record = {"number": number, "settings": dict(settings), "reason": reason, "resumed_from": resume and os.path.basename(resume),
+                  "started_at": state.now_iso(), "finished_at": None, "duration_s": None, "returncode": None,
+                  "outcome": None, "failure": None, "evidence": None}
+        job.status["attempts"].append(record)
+        job.status.update(state="running", attempt=number, attention=settings["flash_attn"], pid=os.getpid(), finished_at=None,
+                          message=f"attempt {number} running" + (f", resumed from {record['resumed_from']}" if resume else ""))
+        job.status["started_at"] = job.status.get("started_at") or record["started_at"]
+        job.save()
+        out(f"attempt {number}: {reason}" + (f" (resuming from {resume})" if resume else ""))
+
+        with open(log_path, "a", encoding="utf-8") as log:
+            log.write(f"\n===== radeonlab_lora attempt {number} {record['started_at']} flash_attn={settings['flash_attn']} "
+                      f"batch={settings['per_device_train_batch_size']}x{settings['gradient_accumulation_steps']} "
+                      f"ckpt={settings['gradient_checkpointing']} resume={resume} env+={sorted(prepared.spec['env'])} =====\n")
+        started = time.monotonic()
+        returncode, tail = run_trainer([cli, "train", attempt_yaml], env, log_path, lock.fd, signals, job.tick, prepared.spec["progress_interval_s"])
+        elapsed = round(time.monotonic() - started, 2)
+        record.update(finished_at=state.now_iso(), duration_s=elapsed, returncode=returncode)
+        job.status["duration_s"] = round(float(job.status.get("duration_s") or 0) + elapsed, 2)
+        job.tick()
+
+        if signals.received is not None:
+            record.update(outcome="interrupted", evidence=f"runner got signal {signals.received}")
+            checkpoint = state.last_checkpoint(prepared.output_dir)
+            job.finish("failed", f"interrupted by signal {signals.received}; re-run resumes from "
+                       + (os.path.basename(checkpoint) if checkpoint else "the start (no checkpoint yet)"))
+            return 128 + signals.received
+
+        if returncode == 0 and state.training_completed(prepared.output_dir):
+            record["outcome"] = "succeeded"
+            job.finish("succeeded", f"trained in {len(session) + 1} attempt(s) this run; adapter in {prepared.output_dir}")
+            return EXIT_OK
+        if returncode == 0:
+            tail += "\nllamafactory-cli exited 0 without writing the adapter files\n"
+
+        session.append(record)
+        decision = failures.next_attempt(session, tail, returncode)
+        record.update(outcome="failed", failure=decision.classification.kind, evidence=decision.classification.evidence)
+        if not decision.retry:
+            job.finish("failed", decision.reason)
+            return EXIT_FAILED
+        settings, reason = decision.settings, decision.reason
+        if settings["flash_attn"] != record["settings"]["flash_attn"]:
+            settings, refusal = refit_for_attention(prepared, settings)
+            if refusal:
+                job.finish("failed", f"{decision.reason}; but {refusal}")
+                return EXIT_FAILED
+        job.status["retry_reasons"].append(reason)
+        job.save()

@@ -1,0 +1,418 @@
+# Copyright: radeonlab.llm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""How much GPU memory a LoRA step needs, and the plan (batch, accumulation, checkpointing, QLoRA) or a refusal.
+
+The memory model
+================
+Calibrated on ``shared/reference/lora_memory_h200.md``: Qwen2.5-7B shape (7.62 B parameters by its
+config, 7.64 B in the table), LoRA r=8 on all linear layers, AdamW, bf16, torch 2.11 / transformers 5,
+peak allocated memory of one training step. All sizes in GiB (2^30 bytes); ``b`` = per-device batch,
+``s`` = cutoff_len (sequence length), ``h`` hidden, ``i`` intermediate, ``L`` layers, ``V`` vocabulary,
+``H`` attention heads, ``N`` parameters, ``P_lora`` trainable LoRA parameters::
+
+    fixed        = weights + 16 * P_lora                        (fp32 LoRA weight + grad + Adam m, v)
+    weights      = 2 N                                          bf16
+                 = 0.55 (N - E) + 2 E + 2 * layer_params        4-bit QLoRA (E: embeddings/lm_head kept
+                                                                 in bf16; one layer dequantised at a time)
+    logits       = 14.25 V  bytes per token                     (bf16 logits 2, fp32 upcast 4, log-softmax 4, grad 4)
+    layer_act    = 24 h + 12.4 i  bytes per token per layer     (everything one layer saves for backward)
+    eager_scores = 6.5 H s^2  bytes per sample per layer        (eager attention only; sdpa/fa2: none)
+
+    no checkpointing:  fixed + b s (logits + L layer_act) + [eager] b L eager_scores
+    checkpointing:     fixed + b s 2 h L + max(b s logits, b s layer_act + [eager] b eager_scores)
+
+The byte counts per element are physical guesses; the two fitted constants (14.25, 12.4) make the 7.6 B
+shape reproduce every row of the H200 table within -0.2 % .. +2.5 % (never more than 0.2 % under; the
+eager rows at 2048 are the over-estimates; ``test_model_reproduces_h200_table`` pins this): weights 14.2 GiB, checkpointed
+batch 1 16.75 / 19.0 GiB at s = 1024 / 2048, no checkpointing 35.7 (sdpa) / 54.4 (eager) GiB at 2048, and
+the batch rows (each extra sample: +4.46 GiB checkpointed, +21.2 GiB not, at 2048).
+The logits term dominates checkpointed runs: it does not shrink with the model, so small models with
+Qwen's 152 k vocabulary need ~2 GiB per 1024 tokens of batch x sequence regardless of their size.
+
+Decision: ``needed = estimate * 1.10 + reserve`` must not exceed the GPU's VRAM (rocminfo's pool size,
+e.g. 16 760 832 KiB = 15.98 GiB for an RX 6800 XT, 25 149 440 KiB = 23.98 GiB for an RX 7900 XTX).
+The 10 % margin covers allocator fragmentation and what the table did not measure (a -1 % row, newer
+library versions); ``reserve`` (default 1.5 GiB, ``reserve_gib`` in the GPU facts) covers the HIP
+context, rocBLAS/hipBLASLt workspaces and a desktop session on the same card. Candidates are tried
+fastest first, and the first that fits wins:
+
+1. bf16, no checkpointing, largest batch (power of two, at most the effective batch target),
+2. bf16 with gradient checkpointing, largest batch,
+3. 4-bit QLoRA (only when allowed *and* bitsandbytes works on the host), without then with checkpointing.
+
+The order follows the measured throughput: at s = 2048 no checkpointing at batch 1 (8901 tokens/s)
+beats checkpointing at batch 4 (7033), and within a mode a bigger batch is faster (5450 -> 6835 -> 7033).
+``gradient_accumulation_steps = ceil(target / batch)`` keeps the effective batch. When nothing fits the
+plan is a refusal carrying the numbers and what would fit (QLoRA, the largest cutoff_len, the largest
+model of the same vocabulary).
+
+Limits
+------
+- One calibration point (7.6 B, r = 8, one software stack). Other sizes are scaled by the shape terms
+  above, not measured; QLoRA is derived from the byte counts, not measured.
+- The ``auto`` attention backend is sized as eager (it is whatever transformers picks); ``fa2``/``fa3``
+  as sdpa. Checkpointing makes the difference negligible up to s = 2048.
+- Dense decoder-only models; MoE is rough (see ``modelshape``). Vision towers, packing and very long
+  sequences (> 8 k) are not modelled. LoRA ranks other than 8 scale only the (small) LoRA state, which is
+  counted for all seven projections whatever ``lora_target`` says; ``lora_dropout > 0`` (a copy of each LoRA
+  input) is not modelled - the margin absorbs it at 7 B, small models with dropout are less covered.
+- Multi-GPU (torchrun DDP) needs the plan per GPU: hand in the smallest visible card.
+- CPU (no VRAM): fp32, no checkpointing; checked against host RAM only when ``ram_kb`` is given
+  (activations counted twice for fp32).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+from .modelshape import ModelShape
+
+GIB = float(1 << 30)
+
+LOGITS_BYTES_PER_VOCAB = 14.25
+CKPT_BYTES_PER_HIDDEN = 2.0
+LAYER_BYTES_PER_HIDDEN = 24.0
+LAYER_BYTES_PER_INTERMEDIATE = 12.4
+EAGER_BYTES_PER_SCORE = 6.5
+LORA_STATE_BYTES_PER_PARAM = 16.0
+QLORA_BYTES_PER_PARAM = 0.55
+SAFETY_MARGIN = 0.10
+DEFAULT_RESERVE_GIB = 1.5
+CPU_RAM_FRACTION = 0.75
+MAX_BATCH = 32
+
+# Which memory behaviour an LLaMA-Factory ``flash_attn`` value has.
+ATTENTION_MEMORY = {"sdpa": "sdpa", "fa2": "sdpa", "fa3": "sdpa", "auto": "eager", "disabled": "eager", "eager": "eager"}
+
+
+class SizingError(ValueError):
+    """Bad sizing input (unknown attention, non-positive numbers)."""
+
+
+@dataclass(frozen=True)
+class Device:
+    """What the plan needs to know about the training device."""
+
+    vram_kib: int | None  # None or 0: no GPU, train on the CPU
+    reserve_gib: float = DEFAULT_RESERVE_GIB
+    ram_kib: int | None = None
+    bitsandbytes_ok: bool = False
+    name: str = ""
+
+    @property
+    def is_gpu(self) -> bool:
+        return bool(self.vram_kib)
+
+    @property
+    def vram_gib(self) -> float:
+        return (self.vram_kib or 0) / (1 << 20)
+
+
+@dataclass(frozen=True)
+class Setting:
+    precision: str  # bf16 | qlora4 | fp32
+    gradient_checkpointing: bool
+    batch: int
+
+
+@dataclass
+class Estimate:
+    weights_gib: float
+    lora_state_gib: float
+    activations_gib: float
+
+    @property
+    def total_gib(self) -> float:
+        return self.weights_gib + self.lora_state_gib + self.activations_gib
+
+    def needed_gib(self, reserve_gib: float) -> float:
+        return self.total_gib * (1 + SAFETY_MARGIN) + reserve_gib
+
+    def as_dict(self, reserve_gib: float) -> dict:
+        return {
+            "weights": round(self.weights_gib, 2),
+            "lora_state": round(self.lora_state_gib, 2),
+            "activations": round(self.activations_gib, 2),
+            "total": round(self.total_gib, 2),
+            "margin": round(self.total_gib * SAFETY_MARGIN, 2),
+            "reserve": round(reserve_gib, 2),
+            "needed": round(self.needed_gib(reserve_gib), 2),
+        }
+
+
+@dataclass
+class Plan:
+    decision: str  # train | refuse
+    device: str  # gpu | cpu
+    model_params_b: float
+    shape_source: str
+    cutoff_len: int
+    attention: str
+    attention_memory: str
+    effective_batch_target: int
+    precision: str | None = None
+    per_device_train_batch_size: int | None = None
+    gradient_accumulation_steps: int | None = None
+    gradient_checkpointing: bool | None = None
+    vram_gib: float | None = None
+    available_gib: float | None = None
+    needed_gib: float | None = None
+    estimate_gib: dict | None = None
+    alternatives: dict = field(default_factory=dict)
+    message: str = ""
+
+    @property
+    def refused(self) -> bool:
+        return self.decision == "refuse"
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def memory_kind(attention: str) -> str:
+    try:
+        return ATTENTION_MEMORY[attention]
+    except KeyError:
+        raise SizingError(f"unknown attention backend {attention!r}; expected one of {sorted(ATTENTION_MEMORY)}") from None
+
+
+def estimate(shape: ModelShape, seq: int, setting: Setting, attention: str, lora_rank: int = 8) -> Estimate:
+    """Peak memory of one LoRA training step (see the module docstring for the formula)."""
+    if seq <= 0 or setting.batch <= 0:
+        raise SizingError("cutoff_len and batch must be positive")
+    eager = memory_kind(attention) == "eager"
+    if setting.precision == "qlora4":
+        embeddings = shape.embedding_params
+        weights = (shape.params - embeddings) * QLORA_BYTES_PER_PARAM + embeddings * 2 + shape.layer_params() * 2
+    elif setting.precision == "fp32":
+        weights = shape.params * 4.0
+    else:
+        weights = shape.params * 2.0
+    lora_state = shape.lora_params(lora_rank) * LORA_STATE_BYTES_PER_PARAM
+
+    tokens = setting.batch * seq
+    logits = LOGITS_BYTES_PER_VOCAB * shape.vocab
+    layer_act = LAYER_BYTES_PER_HIDDEN * shape.hidden + LAYER_BYTES_PER_INTERMEDIATE * shape.intermediate
+    scores_per_layer = EAGER_BYTES_PER_SCORE * shape.heads * seq * seq * setting.batch if eager else 0.0
+    if setting.gradient_checkpointing:
+        stored = tokens * CKPT_BYTES_PER_HIDDEN * shape.hidden * shape.layers
+        activations = stored + max(tokens * logits, tokens * layer_act + scores_per_layer)
+    else:
+        activations = tokens * (logits + shape.layers * layer_act) + shape.layers * scores_per_layer
+    if setting.precision == "fp32":
+        activations *= 2
+    return Estimate(weights / GIB, lora_state / GIB, activations / GIB)
+
+
+def _batches(target: int) -> list[int]:
+    sizes = [b for b in (32, 16, 8, 4, 2, 1) if b <= min(target, MAX_BATCH)]
+    return sizes or [1]
+
+
+def _capacity_gib(device: Device) -> float | None:
+    """Memory the estimate (with margin) may use: VRAM minus reserve, or a share of host RAM; None = unchecked."""
+    if device.is_gpu:
+        return device.vram_gib
+    if device.ram_kib:
+        return device.ram_kib / (1 << 20) * CPU_RAM_FRACTION
+    return None
+
+
+def _fits(est: Estimate, device: Device) -> bool:
+    capacity = _capacity_gib(device)
+    reserve = device.reserve_gib if device.is_gpu else 0.0
+    return capacity is None or est.needed_gib(reserve) <= capacity
+
+
+def candidate_settings(device: Device, target: int, allow_qlora: bool) -> list[Setting]:
+    """Settings in order of preference (fastest first)."""
+    if not device.is_gpu:
+        return [Setting("fp32", False, b) for b in _batches(target)]
+    precisions = ["bf16"] + (["qlora4"] if allow_qlora else [])
+    return [Setting(p, ckpt, b) for p in precisions for ckpt in (False, True) for b in _batches(target)]
+
+
+def _largest_fitting(low: int, high: int, fits) -> int | None:
+    """Largest integer in [low, high] for which the monotone predicate ``fits`` holds, else None."""
+    if not fits(low):
+        return None
+    while low < high:
+        mid = (low + high + 1) // 2
+        if fits(mid):
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _alternatives(shape: ModelShape, seq: int, attention: str, rank: int, device: Device, allow_qlora: bool) -> dict:
+    """What would fit this GPU when the job as asked does not."""
+    reserve = device.reserve_gib
+    alternatives: dict = {}
+    qlora = estimate(shape, seq, Setting("qlora4", True, 1), attention, rank)
+    alternatives["qlora4"] = {
+        "needed_gib": round(qlora.needed_gib(reserve), 2),
+        "fits": _fits(qlora, device),
+        "enabled": allow_qlora,
+    }
+    smallest = Setting("qlora4" if allow_qlora else "bf16", True, 1)
+    longest = _largest_fitting(1, max(1, seq // 128), lambda k: _fits(estimate(shape, k * 128, smallest, attention, rank), device))
+    alternatives["max_cutoff_len"] = longest * 128 if longest else None
+    bf16_ckpt = Setting("bf16", True, 1)
+
+    def model_fits(tenths: int) -> bool:
+        return _fits(estimate(ModelShape.from_params(tenths / 10, shape.vocab), seq, bf16_ckpt, attention, rank), device)
+
+    largest = _largest_fitting(1, max(1, int(shape.params_b * 10)), model_fits)
+    alternatives["max_model_params_b_bf16"] = largest / 10 if largest else None
+    return alternatives
+
+
+def _refusal_message(shape, seq, device, smallest: Estimate, alternatives: dict) -> str:
+    reserve = device.reserve_gib
+    parts = [
+        f"refused: a {shape.params_b:.2f} B-parameter model at cutoff_len {seq} needs {smallest.needed_gib(reserve):.1f} GiB "
+        f"even in its smallest bf16 setting (gradient checkpointing, batch 1: estimate {smallest.total_gib:.1f} GiB "
+        f"+ {SAFETY_MARGIN:.0%} margin + {reserve:.1f} GiB runtime reserve), but the GPU has {device.vram_gib:.2f} GiB"
+    ]
+    options = []
+    qlora = alternatives["qlora4"]
+    if qlora["fits"] and not qlora["enabled"]:
+        options.append(f"4-bit QLoRA ({qlora['needed_gib']:.1f} GiB; enable it where bitsandbytes works on this ROCm)")
+    elif not qlora["fits"]:
+        options.append(f"not even 4-bit QLoRA ({qlora['needed_gib']:.1f} GiB)")
+    if alternatives["max_cutoff_len"]:
+        options.append(f"cutoff_len <= {alternatives['max_cutoff_len']}")
+    if alternatives["max_model_params_b_bf16"]:
+        options.append(f"a bf16 model of at most ~{alternatives['max_model_params_b_bf16']:.1f} B parameters at this cutoff_len")
+    if options:
+        parts.append("would fit: " + "; ".join(options))
+    return ". ".join(parts)
+
+
+def plan_job(shape: ModelShape, *, cutoff_len: int, attention: str, device: Device, effective_batch: int = 8,
+             lora_rank: int = 8, allow_qlora: bool = False) -> Plan:
+    """Choose the fastest setting that fits, or refuse with the numbers. Never plans a run the model says will OOM."""
+    if effective_batch <= 0:
+        raise SizingError("effective_batch must be positive")
+    qlora_ok = allow_qlora and device.bitsandbytes_ok
+    plan = Plan(
+        decision="refuse",
+        device="gpu" if device.is_gpu else "cpu",
+        model_params_b=round(shape.params_b, 3),
+        shape_source=shape.source,
+        cutoff_len=cutoff_len,
+        attention=attention,
+        attention_memory=memory_kind(attention),
+        effective_batch_target=effective_batch,
+    )
+    reserve = device.reserve_gib if device.is_gpu else 0.0
+    capacity = _capacity_gib(device)
+    if device.is_gpu:
+        plan.vram_gib = round(device.vram_gib, 2)
+    if capacity is not None:
+        plan.available_gib = round(capacity - reserve, 2)
+
+    for setting in candidate_settings(device, effective_batch, qlora_ok):
+        est = estimate(shape, cutoff_len, setting, attention, lora_rank)
+        if _fits(est, device):
+            plan.decision = "train"
+            plan.precision = setting.precision
+            plan.per_device_train_batch_size = setting.batch
+            plan.gradient_accumulation_steps = math.ceil(effective_batch / setting.batch)
+            plan.gradient_checkpointing = setting.gradient_checkpointing
+            plan.estimate_gib = est.as_dict(reserve)
+            plan.needed_gib = plan.estimate_gib["needed"]
+            where = f"{device.vram_gib:.2f} GiB GPU" if device.is_gpu else "CPU" + (f" ({capacity:.1f} GiB usable RAM)" if capacity else " (RAM not checked)")
+            plan.message = (
+                f"{setting.precision}, batch {setting.batch} x accumulation {plan.gradient_accumulation_steps}, "
+                f"gradient checkpointing {'on' if setting.gradient_checkpointing else 'off'}: needs {plan.needed_gib:.1f} GiB on the {where}"
+            )
+            return plan
+
+    if not device.is_gpu:
+        smallest = estimate(shape, cutoff_len, Setting("fp32", False, 1), attention, lora_rank)
+        plan.needed_gib = round(smallest.needed_gib(0.0), 2)
+        plan.estimate_gib = smallest.as_dict(0.0)
+        plan.message = (
+            f"refused: a {shape.params_b:.2f} B-parameter model trains on the CPU in fp32 and needs {plan.needed_gib:.1f} GiB, "
+            f"more than {CPU_RAM_FRACTION:.0%} of the host's {device.ram_kib / (1 << 20):.1f} GiB RAM"
+        )
+        return plan
+
+    smallest = estimate(shape, cutoff_len, Setting("bf16", True, 1), attention, lora_rank)
+    plan.needed_gib = round(smallest.needed_gib(reserve), 2)
+    plan.estimate_gib = smallest.as_dict(reserve)
+    plan.alternatives = _alternatives(shape, cutoff_len, attention, lora_rank, device, qlora_ok)
+    plan.message = _refusal_message(shape, cutoff_len, device, smallest, plan.alternatives)
+    if plan.alternatives["qlora4"]["fits"] and allow_qlora and not device.bitsandbytes_ok:
+        plan.message += " (QLoRA is allowed by the job but bitsandbytes does not work on this host)"
+    return plan
+
+
+# -----------------------------------------------------------------------------------------------
+def _kib(value) -> int | None:
+    if value in (None, "", 0, "0"):
+        return None
+    return int(value)
+
+
+def device_from_facts(facts: dict | None) -> Device:
+    """Read a GPU facts dict: flat ``vram_kb`` or a list of GPUs (``gpus``/``agents``, rocm_facts style).
+
+    Several GPUs: LLaMA-Factory trains data-parallel on all visible ones, so the smallest card sizes
+    the plan. Integrated GPUs (``integrated: true``) and non-GPU agents are ignored. Optional keys:
+    ``reserve_gib``, ``ram_kb``, ``bitsandbytes_ok``.
+    """
+    facts = dict(facts or {})
+    if isinstance(facts.get("rocm"), dict):
+        nested = facts.pop("rocm")
+        facts = {**nested, **facts}
+    vram = _kib(facts.get("vram_kb", facts.get("vram_kib")))
+    name = str(facts.get("name") or facts.get("marketing_name") or "")
+    gpus = facts.get("gpus") or facts.get("agents") or []
+    if vram is None and gpus:
+        usable = [g for g in gpus if str(g.get("type", "GPU")).upper() == "GPU" and not g.get("integrated") and _kib(g.get("vram_kb"))]
+        if usable:
+            smallest = min(usable, key=lambda g: int(g["vram_kb"]))
+            vram = int(smallest["vram_kb"])
+            name = str(smallest.get("marketing_name") or smallest.get("name") or name)
+    reserve = facts.get("reserve_gib")
+    return Device(
+        vram_kib=vram,
+        reserve_gib=float(DEFAULT_RESERVE_GIB if reserve is None else reserve),
+        ram_kib=_kib(facts.get("ram_kb", facts.get("ram_kib"))),
+        bitsandbytes_ok=bool(facts.get("bitsandbytes_ok", False)),
+        name=name,
+    )
+
+
+def probe_device(sysfs_root: str = "/") -> dict:
+    """Facts from sysfs when none are handed in: amdgpu ``mem_info_vram_total`` of every card, host MemTotal.
+
+    Cheap and stdlib-only; the role normally passes rocm_facts instead, which also knows what is visible.
+    """
+    import glob
+    import os
+
+    gpus = []
+    for path in sorted(glob.glob(os.path.join(sysfs_root, "sys/class/drm/card[0-9]*/device/mem_info_vram_total"))):
+        try:
+            with open(path, encoding="ascii") as handle:
+                total = int(handle.read().strip())
+        except (OSError, ValueError):
+            continue
+        if total >= (1 << 30):  # < 1 GiB: an APU carve-out, not a training GPU
+            gpus.append({"type": "GPU", "vram_kb": total // 1024, "name": os.path.basename(os.path.dirname(os.path.dirname(path)))})
+    facts: dict = {"gpus": gpus}
+    try:
+        with open(os.path.join(sysfs_root, "proc/meminfo"), encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("MemTotal:"):
+                    facts["ram_kb"] = int(line.split()[1])
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    return facts

@@ -1,0 +1,155 @@
+# Copyright: radeonlab.llm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The job spec: a JSON object written by the role, validated and completed with defaults here.
+
+Example (every key but model, template, dataset and output_dir is optional)::
+
+    {
+      "name": "tiny-alpaca",
+      "model": "/srv/models/tiny-qwen2",           # local directory or hub name ("Qwen/Qwen2.5-0.5B-Instruct")
+      "model_params_b": null,                      # billions; needed for a hub model unless model_config is given
+      "model_config": null,                        # the model's config.json as a dict (hub models)
+      "template": "qwen",
+      "dataset": {"name": "tiny_alpaca", "file": "/srv/data/tiny_alpaca.json"},
+                                                   # or {"name": ..., "hf_hub_url": "org/set"} / {"name": ..., "ms_hub_url": ...}
+      "lora": {"rank": 8, "alpha": 16, "target": "all", "dropout": 0.0},
+      "cutoff_len": 1024, "num_train_epochs": 3, "learning_rate": 1e-4, "max_samples": 1000,
+      "output_dir": "/var/lib/radeonlab/lora/tiny-alpaca",
+      "logging_steps": 10, "save_steps": 100, "seed": 42,
+      "effective_batch_size": 8,                   # per_device batch x accumulation target
+      "attention": "sdpa",                         # the llamafactory role's choice: auto | disabled | sdpa | fa2
+      "allow_qlora": false,                        # the job may fall back to 4-bit QLoRA (needs bitsandbytes_ok in the GPU facts)
+      "env": {"HF_ENDPOINT": "https://hf-mirror.example"}   # for llamafactory-cli only; never written to status or log
+    }
+
+``env`` values are secrets-safe: only their names are ever recorded.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+
+ATTENTION_CHOICES = ("auto", "disabled", "sdpa", "fa2")
+DATASET_SOURCES = ("file", "hf_hub_url", "ms_hub_url")
+ALPACA_COLUMNS = {"prompt": "instruction", "query": "input", "response": "output", "system": "system", "history": "history"}
+
+DEFAULTS: dict = {
+    "name": "lora",
+    "model_params_b": None,
+    "model_config": None,
+    "lora": {"rank": 8, "alpha": 16, "target": "all", "dropout": 0.0},
+    "cutoff_len": 1024,
+    "num_train_epochs": 3.0,
+    "learning_rate": 1.0e-4,
+    "max_samples": None,
+    "logging_steps": 10,
+    "save_steps": 100,
+    "save_total_limit": 2,
+    "seed": 42,
+    "effective_batch_size": 8,
+    "attention": "auto",
+    "allow_qlora": False,
+    "packing": False,
+    "trust_remote_code": False,
+    "lr_scheduler_type": "cosine",
+    "warmup_ratio": 0.1,
+    "preprocessing_num_workers": 4,
+    "dataloader_num_workers": 2,
+    "extra_args": {},
+    "env": {},
+    "gpu": None,
+    "llamafactory_cli": "llamafactory-cli",
+    "progress_interval_s": 10,
+}
+REQUIRED = ("model", "template", "dataset", "output_dir")
+ALIASES = {"epochs": "num_train_epochs", "lr": "learning_rate"}
+
+
+class SpecError(ValueError):
+    """The job spec is invalid; the message lists every problem."""
+
+
+def _positive_int(spec: dict, key: str, problems: list[str], allow_none: bool = False) -> None:
+    value = spec.get(key)
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        problems.append(f"{key} must be a positive integer, got {value!r}")
+
+
+def _positive_number(spec: dict, key: str, problems: list[str]) -> None:
+    value = spec.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        problems.append(f"{key} must be a positive number, got {value!r}")
+
+
+def normalize(raw: dict) -> dict:
+    """Defaults filled in, aliases resolved, every problem reported at once (SpecError)."""
+    if not isinstance(raw, dict):
+        raise SpecError("the job spec must be a JSON object")
+    spec = copy.deepcopy(DEFAULTS)
+    for key, value in raw.items():
+        key = ALIASES.get(key, key)
+        if key == "lora" and isinstance(value, dict):
+            spec["lora"] = {**DEFAULTS["lora"], **value}
+        else:
+            spec[key] = copy.deepcopy(value)
+
+    problems = [f"{key} is required" for key in REQUIRED if not spec.get(key)]
+    unknown = sorted(set(spec) - set(DEFAULTS) - set(REQUIRED))
+    if unknown:
+        problems.append(f"unknown keys {unknown} (LLaMA-Factory arguments go into extra_args)")
+    if spec["attention"] not in ATTENTION_CHOICES:
+        problems.append(f"attention must be one of {list(ATTENTION_CHOICES)}, got {spec['attention']!r}")
+
+    dataset = spec.get("dataset")
+    if dataset is not None:
+        if not isinstance(dataset, dict) or not dataset.get("name"):
+            problems.append("dataset must be an object with a name")
+        else:
+            sources = [key for key in DATASET_SOURCES if dataset.get(key)]
+            if len(sources) != 1:
+                problems.append(f"dataset needs exactly one of {list(DATASET_SOURCES)}, got {sources or 'none'}")
+            elif "file" in sources and not os.path.isabs(dataset["file"]):
+                problems.append(f"dataset.file must be an absolute path, got {dataset['file']!r}")
+    if spec.get("output_dir") and not os.path.isabs(str(spec["output_dir"])):
+        problems.append(f"output_dir must be an absolute path, got {spec['output_dir']!r}")
+
+    lora = spec["lora"]
+    for key in ("rank", "alpha"):
+        if isinstance(lora.get(key), bool) or not isinstance(lora.get(key), int) or lora[key] <= 0:
+            problems.append(f"lora.{key} must be a positive integer, got {lora.get(key)!r}")
+    if not isinstance(lora.get("dropout"), (int, float)) or not 0 <= lora["dropout"] < 1:
+        problems.append(f"lora.dropout must be in [0, 1), got {lora.get('dropout')!r}")
+    if isinstance(lora.get("target"), list):
+        lora["target"] = ",".join(lora["target"])
+    if not isinstance(lora.get("target"), str) or not lora["target"]:
+        problems.append("lora.target must be 'all' or module names")
+
+    for key in ("cutoff_len", "logging_steps", "save_steps", "effective_batch_size", "save_total_limit"):
+        _positive_int(spec, key, problems)
+    _positive_int(spec, "max_samples", problems, allow_none=True)
+    for key in ("num_train_epochs", "learning_rate"):
+        _positive_number(spec, key, problems)
+    if spec["model_params_b"] is not None:
+        _positive_number(spec, "model_params_b", problems)
+    if not isinstance(spec["extra_args"], dict):
+        problems.append("extra_args must be an object")
+    if not isinstance(spec["env"], dict) or not all(isinstance(v, str) for v in spec["env"].values()):
+        problems.append("env must be an object of strings")
+    if problems:
+        raise SpecError("invalid job spec: " + "; ".join(problems))
+    spec["output_dir"] = os.path.normpath(spec["output_dir"])
+    return spec
+
+
+def load(path: str) -> dict:
+    with open(path, encoding="utf-8") as handle:
+        try:
+            raw = json.load(handle)
+        except json.JSONDecodeError as exc:
+            raise SpecError(f"{path}: not JSON: {exc}") from exc
+    return normalize(raw)

@@ -1,0 +1,91 @@
+# Copyright: radeonlab.llm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A stand-in for ``llamafactory-cli train CONFIG.yaml`` (copied onto PATH by the ``fake_cli`` fixture).
+
+Reads the runner's YAML (one ``key: <JSON scalar>`` per line), then behaves like LLaMA-Factory's SFT
+from the runner's point of view: appends trainer_log.jsonl lines, writes checkpoint-<N>/trainer_state.json
+every save_steps, resumes from resume_from_checkpoint, and at the end writes the adapter files and
+trainer_state.json. Environment knobs:
+
+FAKE_LF_STATE          directory for calls.jsonl (one line per invocation) and trainer.pid
+FAKE_LF_STEPS          total steps (default 6)
+FAKE_LF_SLEEP          seconds per step (default 0)
+FAKE_LF_FAIL_ATTN      comma list of flash_attn values that die with "HIP error: invalid device function"
+FAKE_LF_OOM_ABOVE      die with a HIP OOM when per_device_train_batch_size is above this
+FAKE_LF_FAIL_OTHER     die with this message (every time)
+FAKE_LF_NO_ADAPTER     exit 0 without writing the adapter
+"""
+
+import json
+import os
+import sys
+import time
+
+
+def read_config(path):
+    config = {}
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            if not line.strip() or line.startswith("#"):
+                continue
+            key, value = line.rstrip("\n").split(": ", 1)
+            config[key] = json.loads(value)
+    return config
+
+
+def main():
+    assert sys.argv[1] == "train", sys.argv
+    config = read_config(sys.argv[2])
+    state_dir = os.environ["FAKE_LF_STATE"]
+    with open(os.path.join(state_dir, "calls.jsonl"), "a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"config": config, "pid": os.getpid(), "env_secret": os.environ.get("FAKE_SECRET")}) + "\n")
+    with open(os.path.join(state_dir, "trainer.pid"), "w", encoding="utf-8") as handle:
+        handle.write(str(os.getpid()))
+    print("[INFO] fake LLaMA-Factory starting", flush=True)
+
+    if os.environ.get("FAKE_LF_FAIL_OTHER"):
+        print("Traceback (most recent call last):\n  File \"x.py\", line 1\n" + os.environ["FAKE_LF_FAIL_OTHER"], file=sys.stderr)
+        return 1
+    if config["flash_attn"] in os.environ.get("FAKE_LF_FAIL_ATTN", "").split(","):
+        print("RuntimeError: HIP error: invalid device function\nHIP kernel errors might be asynchronously reported", file=sys.stderr)
+        return 1
+    oom_above = os.environ.get("FAKE_LF_OOM_ABOVE")
+    if oom_above and config["per_device_train_batch_size"] > int(oom_above):
+        print("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB.", file=sys.stderr)
+        return 1
+
+    out = config["output_dir"]
+    os.makedirs(out, exist_ok=True)
+    total = int(os.environ.get("FAKE_LF_STEPS", "6"))
+    start = 0
+    if config.get("resume_from_checkpoint"):
+        with open(os.path.join(config["resume_from_checkpoint"], "trainer_state.json"), encoding="utf-8") as handle:
+            start = json.load(handle)["global_step"]
+    history = []
+    for step in range(start + 1, total + 1):
+        time.sleep(float(os.environ.get("FAKE_LF_SLEEP", "0")))
+        loss = round(3.0 - 2.0 * step / total, 4)
+        history.append({"step": step, "loss": loss})
+        record = {"current_steps": step, "total_steps": total, "loss": loss, "lr": 1e-4, "epoch": step / total,
+                  "percentage": round(step / total * 100, 2), "elapsed_time": f"0:00:{step:02d}", "remaining_time": f"0:00:{total - step:02d}"}
+        with open(os.path.join(out, "trainer_log.jsonl"), "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
+        if step % config["save_steps"] == 0:
+            ckpt = os.path.join(out, f"checkpoint-{step}")
+            os.makedirs(ckpt, exist_ok=True)
+            with open(os.path.join(ckpt, "trainer_state.json"), "w", encoding="utf-8") as handle:
+                json.dump({"global_step": step, "max_steps": total, "log_history": history}, handle)
+    if os.environ.get("FAKE_LF_NO_ADAPTER"):
+        return 0
+    for name in ("adapter_model.safetensors", "adapter_config.json"):
+        with open(os.path.join(out, name), "w", encoding="utf-8") as handle:
+            handle.write("{}")
+    with open(os.path.join(out, "trainer_state.json"), "w", encoding="utf-8") as handle:
+        json.dump({"global_step": total, "max_steps": total, "log_history": [{"loss": 3.0 - 2.0 * s / total} for s in range(1, total + 1)]}, handle)
+    print("[INFO] fake training done", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+# Copyright: radeonlab.llm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""``python -m radeonlab_lora`` subcommands."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from lora_cases import FILES, QWEN25_7B, RX6800XT_16G, RX7900XTX_24G
+
+from radeonlab_lora import cli, state
+
+
+def _write(tmp_path, name, data):
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def test_plan_prints_decision(tiny_job, tmp_path, capsys):
+    job = _write(tmp_path, "job.json", {**tiny_job, "model": "Qwen/Qwen2.5-7B", "model_config": QWEN25_7B, "cutoff_len": 2048, "attention": "sdpa"})
+    facts = _write(tmp_path, "facts.json", {"vram_kb": RX7900XTX_24G})
+    assert cli.main(["plan", "--job", job, "--gpu-facts", facts]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert (plan["decision"], plan["per_device_train_batch_size"], plan["gradient_checkpointing"], plan["model_shape"]["layers"]) == ("train", 1, True, 28)
+
+
+def test_plan_refusal_exits_nonzero_with_numbers(tiny_job, tmp_path, capsys):
+    job = _write(tmp_path, "job.json", {**tiny_job, "model": "Qwen/Qwen2.5-7B", "model_config": QWEN25_7B, "cutoff_len": 2048})
+    facts = _write(tmp_path, "facts.json", {"vram_kb": RX6800XT_16G})
+    assert cli.main(["plan", "--job", job, "--gpu-facts", facts]) == 2
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["decision"] == "refuse"
+    assert "needs 22.4 GiB" in captured.err and "15.98 GiB" in captured.err
+
+
+def test_render_writes_run_layout(tiny_job, tmp_path, capsys):
+    job = _write(tmp_path, "job.json", tiny_job)
+    out = tmp_path / "rendered"
+    assert cli.main(["render", "--job", job, "--out", str(out)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert len(result["config_hash"]) == 64 and all(result["changed"].values())
+    assert sorted(os.listdir(out)) == ["data", "plan.json", "train.yaml"]
+    assert f'dataset_dir: "{out}/data"' in (out / "train.yaml").read_text()
+    assert cli.main(["render", "--job", job, "--out", str(out)]) == 0
+    assert not any(json.loads(capsys.readouterr().out)["changed"].values())  # idempotent
+
+
+def test_status_never_run_and_stale(tiny_job, tmp_path, capsys):
+    job = _write(tmp_path, "job.json", tiny_job)
+    assert cli.main(["status", "--job", job]) == 0
+    assert json.loads(capsys.readouterr().out)["state"] is None
+    state.write_json_atomic(os.path.join(tiny_job["output_dir"], "status.json"), state.new_status("h", "/x", state="running", output_dir="/x/output"))
+    assert cli.main(["status", "--job", job]) == 0
+    out = capsys.readouterr().out
+    assert '"stale": true' in out and out.rstrip().endswith("running: no progress yet")
+
+
+def test_invalid_job_exits_2(tmp_path, capsys):
+    job = _write(tmp_path, "job.json", {"model": "x"})
+    assert cli.main(["plan", "--job", job]) == 2
+    assert "template is required" in capsys.readouterr().err
+
+
+def test_module_entry_point(tiny_job, tmp_path):
+    job = _write(tmp_path, "job.json", tiny_job)
+    result = subprocess.run([sys.executable, "-m", "radeonlab_lora", "plan", "--job", job], env={**os.environ, "PYTHONPATH": FILES},
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 0 and json.loads(result.stdout)["device"] == "cpu"

@@ -1,0 +1,151 @@
+# Copyright: radeonlab.llm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Rendered LLaMA-Factory config, dataset_info entry, YAML output and the config hash."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from lora_cases import QWEN25_7B, RX7900XTX_24G
+
+from radeonlab_lora import render, runner, spec as jobspec
+from radeonlab_lora.render import RenderError, config_hash, dataset_info_entry, to_yaml, training_config
+from radeonlab_lora.state import run_dir_for
+
+
+def _prepared(job, facts=None):
+    return runner.prepare(jobspec.normalize(job), facts if facts is not None else job.get("gpu"))
+
+
+def test_training_config_keys_and_order(tiny_job):
+    prepared = _prepared(tiny_job)
+    cfg = prepared.train_config()
+    assert list(cfg)[:4] == ["model_name_or_path", "trust_remote_code", "stage", "do_train"]
+    assert list(cfg)[-1] == "resume_from_checkpoint"
+    expected = {
+        "stage": "sft", "do_train": True, "finetuning_type": "lora", "lora_rank": 8, "lora_alpha": 16, "lora_target": "all",
+        "dataset": "tiny_alpaca", "template": "qwen", "cutoff_len": 128, "plot_loss": True, "report_to": "none",
+        "overwrite_output_dir": False, "save_only_model": False, "save_steps": 2, "flash_attn": "auto", "packing": False,
+        "neat_packing": False, "per_device_train_batch_size": 4, "gradient_accumulation_steps": 1, "bf16": False,
+        "disable_gradient_checkpointing": True, "use_cpu": True, "resume_from_checkpoint": None, "learning_rate": 0.005,
+    }
+    assert {key: cfg[key] for key in expected} == expected
+    assert cfg["output_dir"] == f"{prepared.run_dir}/output"
+    assert cfg["dataset_dir"] == f"{prepared.run_dir}/data"
+    assert "max_samples" not in cfg and "quantization_bit" not in cfg
+
+
+def test_gpu_plan_renders_bf16_and_checkpointing(tiny_job):
+    job = {**tiny_job, "model": "Qwen/Qwen2.5-7B-Instruct", "model_config": QWEN25_7B, "cutoff_len": 2048, "attention": "sdpa"}
+    cfg = _prepared(job, {"vram_kb": RX7900XTX_24G}).train_config()
+    assert (cfg["bf16"], cfg["disable_gradient_checkpointing"], cfg["per_device_train_batch_size"], cfg["flash_attn"]) == (True, False, 1, "sdpa")
+    assert "use_cpu" not in cfg
+
+
+def test_qlora_plan_renders_quantization(tiny_job):
+    job = {**tiny_job, "model": "Qwen/Qwen2.5-7B-Instruct", "model_config": QWEN25_7B, "cutoff_len": 2048, "allow_qlora": True}
+    cfg = _prepared(job, {"vram_kb": 16760832, "bitsandbytes_ok": True}).train_config()
+    assert (cfg["quantization_bit"], cfg["quantization_method"], cfg["bf16"]) == (4, "bnb", True)
+
+
+def test_refused_plan_cannot_render(tiny_job):
+    job = {**tiny_job, "model": "Qwen/Qwen2.5-7B-Instruct", "model_config": QWEN25_7B}
+    with pytest.raises(runner.Refused, match="refused"):
+        _prepared(job, {"vram_kb": 16760832})
+
+
+def test_dataset_info_entries(tiny_job):
+    spec = jobspec.normalize(tiny_job)
+    assert dataset_info_entry(spec) == {"tiny_alpaca": {"file_name": tiny_job["dataset"]["file"], "formatting": "alpaca",
+                                                        "columns": {"prompt": "instruction", "query": "input", "response": "output"}}}
+    hub = jobspec.normalize({**tiny_job, "dataset": {"name": "alpaca_en_demo", "hf_hub_url": "llamafactory/alpaca_en", "split": "train"}})
+    assert dataset_info_entry(hub)["alpaca_en_demo"]["hf_hub_url"] == "llamafactory/alpaca_en"
+    assert dataset_info_entry(hub)["alpaca_en_demo"]["split"] == "train"
+    ms = jobspec.normalize({**tiny_job, "dataset": {"name": "x", "ms_hub_url": "AI-ModelScope/alpaca", "columns": {"prompt": "q", "response": "a"}}})
+    assert dataset_info_entry(ms)["x"]["columns"] == {"prompt": "q", "response": "a"}
+
+
+def test_yaml_round_trips_through_pyyaml(tiny_job):
+    job = {**tiny_job, "learning_rate": 1e-5, "extra_args": {"weight_decay": 0.01, "optim": "adamw_torch", "lora_target_list": ["a", "b"]}}
+    cfg = _prepared(job).train_config()
+    text = to_yaml(cfg, "a header\nwith two lines")
+    assert text.startswith("# a header\n# with two lines\n")
+    assert yaml.safe_load(text) == cfg
+    assert "learning_rate: 1.0e-05\n" in text
+
+
+@pytest.mark.parametrize("value, text", [(1e-05, "1.0e-05"), (1e20, "1.0e+20"), (0.0001, "0.0001"), (2.5e-07, "2.5e-07"), (3.0, "3.0")])
+def test_yaml_floats_stay_floats(value, text):
+    assert render._yaml_scalar(value) == text
+    assert yaml.safe_load(f"x: {text}")["x"] == value
+
+
+def test_yaml_rejects_nan():
+    with pytest.raises(RenderError):
+        render._yaml_scalar(float("nan"))
+
+
+def test_extra_args_cannot_override_managed_keys(tiny_job):
+    with pytest.raises(RenderError, match="per_device_train_batch_size"):
+        _prepared({**tiny_job, "extra_args": {"per_device_train_batch_size": 64}})
+
+
+def test_hash_is_stable_and_ignores_volatile_keys(tiny_job):
+    first = _prepared(tiny_job).config_hash
+    assert first == _prepared(json.loads(json.dumps(tiny_job))).config_hash
+    assert len(first) == 64
+    cfg = _prepared(tiny_job).train_config()
+    entry = dataset_info_entry(jobspec.normalize(tiny_job))
+    changed = {**cfg, "output_dir": "/elsewhere", "flash_attn": "sdpa", "packing": True, "resume_from_checkpoint": "/x/checkpoint-2"}
+    assert config_hash(cfg, entry, "d") == config_hash(changed, entry, "d")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"learning_rate": 1e-3},
+        {"num_train_epochs": 2},
+        {"lora": {"rank": 16}},
+        {"template": "qwen3"},
+        {"cutoff_len": 256},
+        {"effective_batch_size": 8},
+        {"extra_args": {"weight_decay": 0.1}},
+        {"gpu": {"vram_kb": RX7900XTX_24G}},  # a GPU plan (bf16) is a different job than the CPU plan (fp32)
+    ],
+)
+def test_hash_changes_with_the_job(tiny_job, change):
+    assert _prepared({**tiny_job, **change}).config_hash != _prepared(tiny_job).config_hash
+
+
+def test_hash_ignores_output_dir_attention_env(tiny_job, tmp_path):
+    base = _prepared(tiny_job).config_hash
+    assert _prepared({**tiny_job, "output_dir": str(tmp_path / "other")}).config_hash == base
+    assert _prepared({**tiny_job, "attention": "sdpa"}).config_hash == base  # CPU: same plan either way
+    assert _prepared({**tiny_job, "env": {"HF_TOKEN": "secret"}}).config_hash == base
+
+
+def test_hash_follows_dataset_and_model_content(tiny_job, tmp_path):
+    base = _prepared(tiny_job).config_hash
+    with open(tiny_job["dataset"]["file"], "a", encoding="utf-8") as handle:
+        handle.write(" ")
+    edited = _prepared(tiny_job).config_hash
+    assert edited != base
+    (tmp_path / "model" / "tokenizer.json").write_text("{}")
+    assert _prepared(tiny_job).config_hash != edited
+
+
+def test_run_dir_is_keyed_by_hash(tiny_job):
+    prepared = _prepared(tiny_job)
+    assert prepared.run_dir == run_dir_for(tiny_job["output_dir"], prepared.config_hash)
+    assert prepared.run_dir.endswith("/" + prepared.config_hash[:12])
+
+
+def test_training_config_rejects_refused_plan(tiny_job):
+    from radeonlab_lora.sizing import Plan
+
+    refused = Plan("refuse", "gpu", 7.6, "config", 2048, "sdpa", "sdpa", 8, message="refused: too big")
+    with pytest.raises(RenderError, match="too big"):
+        training_config(jobspec.normalize(tiny_job), refused, output_dir="/o", dataset_dir="/d")

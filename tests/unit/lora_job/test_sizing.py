@@ -1,0 +1,173 @@
+# Copyright: radeonlab.llm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The memory model against the H200 measurements, and the plan per card."""
+
+from __future__ import annotations
+
+import pytest
+from lora_cases import MI300X_192G, QWEN25_05B, QWEN25_7B, QWEN25_15B, RX6600_8G, RX6800XT_16G, RX7900XTX_24G, TINY
+
+from radeonlab_lora.modelshape import ModelShape
+from radeonlab_lora.sizing import Device, Setting, SizingError, device_from_facts, estimate, plan_job, probe_device
+
+Q7 = ModelShape.from_config(QWEN25_7B)
+Q15 = ModelShape.from_config(QWEN25_15B)
+Q05 = ModelShape.from_config(QWEN25_05B)
+
+# shared/reference/lora_memory_h200.md: attention, seq, batch, grad ckpt, peak GiB
+H200_TABLE = [
+    ("eager", 1024, 1, False, 29.86),
+    ("eager", 1024, 1, True, 16.76),
+    ("sdpa", 1024, 1, False, 25.14),
+    ("sdpa", 1024, 1, True, 16.75),
+    ("eager", 2048, 1, False, 54.36),
+    ("eager", 2048, 1, True, 19.0),
+    ("sdpa", 2048, 1, False, 35.72),
+    ("sdpa", 2048, 1, True, 18.99),
+    ("sdpa", 2048, 2, True, 23.46),
+    ("sdpa", 2048, 2, False, 56.91),
+    ("sdpa", 2048, 4, True, 32.4),
+    ("sdpa", 2048, 4, False, 99.29),
+]
+
+
+@pytest.mark.parametrize("attention, seq, batch, ckpt, measured", H200_TABLE)
+def test_model_reproduces_h200_table(attention, seq, batch, ckpt, measured):
+    backend = "disabled" if attention == "eager" else attention
+    total = estimate(Q7, seq, Setting("bf16", ckpt, batch), backend).total_gib
+    assert -0.002 <= total / measured - 1 <= 0.025, f"{total:.2f} GiB vs measured {measured}"
+
+
+def test_weights_of_reference_model():
+    assert estimate(Q7, 1024, Setting("bf16", True, 1), "sdpa").weights_gib == pytest.approx(14.2, abs=0.05)
+
+
+def test_qlora_weights_keep_embeddings_in_bf16():
+    est = estimate(Q7, 2048, Setting("qlora4", True, 1), "sdpa")
+    assert 5.0 < est.weights_gib < 6.5  # 2 GiB bf16 embeddings/lm_head + 6.5 B x 0.55 B + one dequantised layer
+
+
+# card, shape, seq, attention, allow_qlora (and bitsandbytes works) -> decision, precision, batch, accumulation, ckpt
+PLAN_TABLE = [
+    # 7B bf16 on a 16 GB card: weights alone are 14.2 GiB -> refuse, or QLoRA when allowed
+    ("16G", Q7, 2048, "sdpa", False, "refuse", None, None, None, None),
+    ("16G", Q7, 2048, "sdpa", True, "train", "qlora4", 1, 8, True),
+    ("16G", Q7, 1024, "sdpa", False, "refuse", None, None, None, None),
+    # 7B on 24 GB: only with checkpointing, batch 1 at 2048
+    ("24G", Q7, 2048, "sdpa", False, "train", "bf16", 1, 8, True),
+    ("24G", Q7, 2048, "disabled", False, "train", "bf16", 1, 8, True),
+    ("24G", Q7, 2048, "auto", True, "train", "bf16", 1, 8, True),
+    # small models on 8-16 GB cards
+    ("8G", Q15, 2048, "sdpa", False, "refuse", None, None, None, None),
+    ("8G", Q15, 2048, "sdpa", True, "train", "qlora4", 1, 8, True),
+    ("8G", Q15, 1024, "sdpa", False, "train", "bf16", 1, 8, True),
+    ("16G", Q15, 2048, "sdpa", False, "train", "bf16", 2, 4, True),
+    ("8G", Q05, 1024, "sdpa", False, "train", "bf16", 1, 8, False),
+    ("8G", Q05, 2048, "sdpa", False, "train", "bf16", 1, 8, True),
+    ("16G", Q05, 1024, "sdpa", False, "train", "bf16", 2, 4, False),
+    # MI300X: no checkpointing, bigger batch
+    ("192G", Q7, 2048, "sdpa", False, "train", "bf16", 4, 2, False),
+    ("192G", Q7, 1024, "sdpa", False, "train", "bf16", 8, 1, False),
+    ("192G", Q7, 2048, "disabled", False, "train", "bf16", 2, 4, False),
+]
+CARDS = {"8G": RX6600_8G, "16G": RX6800XT_16G, "24G": RX7900XTX_24G, "192G": MI300X_192G}
+
+
+@pytest.mark.parametrize("card, shape, seq, attention, qlora, decision, precision, batch, accumulation, ckpt", PLAN_TABLE)
+def test_plan_per_card(card, shape, seq, attention, qlora, decision, precision, batch, accumulation, ckpt):
+    plan = plan_job(shape, cutoff_len=seq, attention=attention, device=Device(CARDS[card], bitsandbytes_ok=True), allow_qlora=qlora)
+    assert (plan.decision, plan.precision, plan.per_device_train_batch_size, plan.gradient_accumulation_steps, plan.gradient_checkpointing) == (
+        decision, precision, batch, accumulation, ckpt), plan.message
+    if plan.decision == "train":
+        assert plan.needed_gib <= plan.vram_gib
+        assert plan.per_device_train_batch_size * plan.gradient_accumulation_steps == 8
+
+
+def test_refusal_carries_the_numbers():
+    plan = plan_job(Q7, cutoff_len=2048, attention="sdpa", device=Device(RX6800XT_16G, bitsandbytes_ok=False), allow_qlora=True)
+    assert plan.refused
+    assert "7.62 B" in plan.message and "22.4 GiB" in plan.message and "15.98 GiB" in plan.message
+    assert "4-bit QLoRA (13.2 GiB" in plan.message
+    assert "bitsandbytes does not work on this host" in plan.message
+    assert plan.alternatives["qlora4"] == {"needed_gib": 13.19, "fits": True, "enabled": False}
+    assert 4.0 <= plan.alternatives["max_model_params_b_bf16"] <= 5.0
+    assert plan.alternatives["max_cutoff_len"] is None  # the weights alone do not fit
+
+
+def test_refusal_suggests_shorter_cutoff():
+    plan = plan_job(Q15, cutoff_len=2048, attention="sdpa", device=Device(RX6600_8G))
+    assert plan.refused and plan.alternatives["max_cutoff_len"] == 1280
+    assert "cutoff_len <= 1280" in plan.message
+
+
+def test_plans_never_exceed_vram_across_a_sweep():
+    for kib in (RX6600_8G, RX6800XT_16G, RX7900XTX_24G):
+        for shape in (Q05, Q15, Q7):
+            for seq in (256, 512, 1024, 2048, 4096):
+                for attention in ("sdpa", "disabled"):
+                    plan = plan_job(shape, cutoff_len=seq, attention=attention, device=Device(kib, bitsandbytes_ok=True), allow_qlora=True)
+                    if not plan.refused:
+                        setting = Setting(plan.precision, plan.gradient_checkpointing, plan.per_device_train_batch_size)
+                        assert estimate(shape, seq, setting, attention).total_gib * 1.1 + 1.5 <= kib / 2**20
+
+
+def test_reserve_from_facts_changes_the_decision():
+    tight = plan_job(Q7, cutoff_len=2048, attention="sdpa", device=Device(RX7900XTX_24G, reserve_gib=3.5))
+    assert tight.refused
+    assert not plan_job(Q7, cutoff_len=2048, attention="sdpa", device=Device(RX7900XTX_24G, reserve_gib=1.5)).refused
+
+
+def test_cpu_tiny_model():
+    plan = plan_job(ModelShape.from_config(TINY), cutoff_len=128, attention="auto", device=Device(None), effective_batch=8)
+    assert (plan.decision, plan.device, plan.precision, plan.per_device_train_batch_size, plan.gradient_accumulation_steps,
+            plan.gradient_checkpointing) == ("train", "cpu", "fp32", 8, 1, False)
+    assert "RAM not checked" in plan.message
+
+
+def test_cpu_checks_ram_when_known():
+    plan = plan_job(Q7, cutoff_len=1024, attention="sdpa", device=Device(0, ram_kib=16 * 2**20))
+    assert plan.refused and "RAM" in plan.message
+
+
+def test_effective_batch_not_a_power_of_two():
+    plan = plan_job(Q05, cutoff_len=512, attention="sdpa", device=Device(MI300X_192G), effective_batch=12)
+    assert plan.per_device_train_batch_size == 8 and plan.gradient_accumulation_steps == 2
+
+
+def test_bad_inputs():
+    with pytest.raises(SizingError):
+        plan_job(Q05, cutoff_len=512, attention="flash", device=Device(RX6600_8G))
+    with pytest.raises(SizingError):
+        plan_job(Q05, cutoff_len=512, attention="sdpa", device=Device(RX6600_8G), effective_batch=0)
+
+
+@pytest.mark.parametrize(
+    "facts, vram, reserve, qlora",
+    [
+        ({"vram_kb": RX7900XTX_24G}, RX7900XTX_24G, 1.5, False),
+        ({"vram_kb": 0}, None, 1.5, False),
+        (None, None, 1.5, False),
+        ({"vram_kb": RX6800XT_16G, "reserve_gib": 0.5, "bitsandbytes_ok": True}, RX6800XT_16G, 0.5, True),
+        # rocm_facts style: the CPU agent and the iGPU are ignored, the smallest discrete GPU sizes the plan
+        ({"agents": [{"type": "CPU", "vram_kb": None}, {"type": "GPU", "vram_kb": RX6800XT_16G},
+                     {"type": "GPU", "vram_kb": 524288, "integrated": True}, {"type": "GPU", "vram_kb": RX7900XTX_24G}]},
+         RX6800XT_16G, 1.5, False),
+        ({"rocm": {"gpus": [{"vram_kb": RX6600_8G}]}}, RX6600_8G, 1.5, False),
+    ],
+)
+def test_device_from_facts(facts, vram, reserve, qlora):
+    device = device_from_facts(facts)
+    assert (device.vram_kib, device.reserve_gib, device.bitsandbytes_ok) == (vram, reserve, qlora)
+
+
+def test_probe_device_reads_sysfs(tmp_path):
+    for card, total in (("card0", 16 * 2**30), ("card1", 512 * 2**20)):  # card1: an APU carve-out, skipped
+        d = tmp_path / "sys/class/drm" / card / "device"
+        d.mkdir(parents=True)
+        (d / "mem_info_vram_total").write_text(f"{total}\n")
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc/meminfo").write_text("MemTotal:       65536000 kB\nMemFree: 1 kB\n")
+    facts = probe_device(str(tmp_path))
+    assert facts == {"gpus": [{"type": "GPU", "vram_kb": 16 * 2**20, "name": "card0"}], "ram_kb": 65536000}
+    assert probe_device(str(tmp_path / "nothing")) == {"gpus": []}

@@ -1,0 +1,52 @@
+# Copyright: radeonlab.llm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Job spec defaults and validation."""
+
+from __future__ import annotations
+
+import pytest
+
+from radeonlab_lora.spec import SpecError, load, normalize
+
+MINIMAL = {"model": "Qwen/Qwen2.5-0.5B", "template": "qwen", "dataset": {"name": "d", "hf_hub_url": "org/d"}, "output_dir": "/srv/job"}
+
+
+def test_defaults_filled():
+    spec = normalize(MINIMAL)
+    assert spec["lora"] == {"rank": 8, "alpha": 16, "target": "all", "dropout": 0.0}
+    assert (spec["cutoff_len"], spec["effective_batch_size"], spec["attention"], spec["allow_qlora"]) == (1024, 8, "auto", False)
+
+
+def test_aliases_and_partial_lora():
+    spec = normalize({**MINIMAL, "epochs": 2, "lr": 2e-4, "lora": {"rank": 16, "target": ["q_proj", "v_proj"]}, "output_dir": "/srv/job/"})
+    assert (spec["num_train_epochs"], spec["learning_rate"]) == (2, 2e-4)
+    assert spec["lora"] == {"rank": 16, "alpha": 16, "target": "q_proj,v_proj", "dropout": 0.0}
+    assert spec["output_dir"] == "/srv/job"
+
+
+def test_every_problem_is_reported_at_once():
+    with pytest.raises(SpecError) as info:
+        normalize({"model": "m", "dataset": {"name": "d", "file": "rel.json", "hf_hub_url": "x"}, "attention": "flash",
+                   "cutoff_len": 0, "lora": {"rank": -1, "dropout": 1.5}, "output_dir": "rel", "bogus": 1, "env": {"A": 1}})
+    message = str(info.value)
+    for fragment in ("template is required", "attention must be one of", "exactly one of", "cutoff_len must be a positive integer",
+                     "lora.rank", "lora.dropout", "output_dir must be an absolute path", "unknown keys ['bogus']", "env must be an object of strings"):
+        assert fragment in message
+
+
+def test_relative_dataset_file_rejected():
+    with pytest.raises(SpecError, match="dataset.file must be an absolute path"):
+        normalize({**MINIMAL, "dataset": {"name": "d", "file": "data.json"}})
+
+
+def test_not_an_object():
+    with pytest.raises(SpecError):
+        normalize([1, 2])
+
+
+def test_load_bad_json(tmp_path):
+    path = tmp_path / "job.json"
+    path.write_text("{nope")
+    with pytest.raises(SpecError, match="not JSON"):
+        load(str(path))
