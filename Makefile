@@ -18,6 +18,8 @@ SCENARIOS ?= $(sort $(notdir $(patsubst %/molecule.yml,%,$(wildcard molecule/*/m
 export PATH := $(VENV)/bin:$(PATH)
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTION_PATH)
 export ANSIBLE_INJECT_FACT_VARS := false
+# inventory/lab and the site scenario find the lab artefacts (.cache/lab, .cache/wheelhouse) here.
+export RADEONLAB_ROOT := $(ROOT)
 export PY_COLORS := 0
 export ANSIBLE_NOCOLOR := 1
 
@@ -84,9 +86,18 @@ bed: ## Docker engine (no bridge, no iptables) + cached Debian 12 systemd image
 mirror: ## Build (content-keyed) and serve the lab's signed stand-in of repo.radeon.com on 127.0.0.1:8765
 	tests/lab/mirror/build.sh
 	tests/lab/mirror/serve.sh start
+	tests/lab/mirror/check.sh
+
+.PHONY: wheelhouse
+wheelhouse: ## Serve the controller's wheelhouse (.cache/wheelhouse, filled by pytorch_rocm) on 127.0.0.1:8766
+	tests/lab/wheelhouse/serve.sh start
+
+.PHONY: tinymodel
+tinymodel: venv ## Build the lab's tiny Qwen2-shaped model and alpaca data set (no hub), content-keyed
+	python tests/lab/tinymodel/build.py $(CACHE)/lab/tinymodel
 
 .PHONY: molecule
-molecule: venv bed mirror ## molecule test for every scenario (SCENARIOS="a b" to choose)
+molecule: venv bed mirror wheelhouse tinymodel ## molecule test for every scenario (SCENARIOS="a b" to choose)
 	@for s in $(SCENARIOS); do \
 	  echo "=== molecule test -s $$s"; \
 	  molecule test -s $$s || exit 1; \
@@ -98,9 +109,17 @@ test: lint sanity units changelog-lint build molecule ## Everything CI checks
 	@echo "make test: all checks passed"
 
 .PHONY: lab
-lab: ## The main job on the embedded lab fleet (arrives with issue 8)
-	@echo "make lab: the lab fleet and the LoRA job are not built yet (issue 8); 'make test' runs today's checks." >&2
-	@exit 2
+lab: venv bed mirror wheelhouse tinymodel ## The main job: site.yml on the two lab workstations, ending in a LoRA fine-tune
+	ansible-playbook -i inventory/lab tests/lab/lab.yml
+	ansible-playbook -i inventory/lab playbooks/site.yml
+	@echo "make lab: fleet report in $(ROOT)/lab-results/report.md and report.html"
+
+.PHONY: lab-down
+lab-down: venv ## Remove the lab fleet, stop its servers and delete its results (caches stay)
+	ansible-playbook -i inventory/lab tests/lab/lab.yml -e lab_state=absent
+	tests/lab/wheelhouse/serve.sh stop
+	tests/lab/mirror/serve.sh stop
+	rm -rf $(ROOT)/lab-results
 
 .PHONY: clean
 clean: ## Remove build output (keeps the venv and cached images)
