@@ -253,3 +253,32 @@ def test_fallback_to_eager_is_resized(tiny_job, fake_cli, monkeypatch):
     assert (first["settings"]["per_device_train_batch_size"], first["settings"]["gradient_checkpointing"]) == (2, False)
     assert second["settings"] == {"flash_attn": "disabled", "packing": False, "neat_packing": False, "per_device_train_batch_size": 1,
                                   "gradient_accumulation_steps": 8, "gradient_checkpointing": False}
+
+
+def _check(job, tmp_path, capsys):
+    path = tmp_path / "job-check.json"
+    path.write_text(json.dumps(job))
+    files_before = sorted(os.walk(job["output_dir"])) if os.path.isdir(job["output_dir"]) else []
+    rc = cli.main(["check", "--job", str(path)])
+    result = json.loads(capsys.readouterr().out)
+    after = sorted(os.walk(job["output_dir"])) if os.path.isdir(job["output_dir"]) else []
+    assert files_before == after  # check never writes
+    return rc, result
+
+
+def test_check_says_train_before_and_done_after_and_train_again_on_change(tiny_job, fake_cli, tmp_path, capsys):
+    rc, before = _check(tiny_job, tmp_path, capsys)
+    assert (rc, before["refused"], before["done"]) == (0, False, False)
+    assert run(tiny_job) == runner.EXIT_OK
+    capsys.readouterr()
+    rc, after = _check(tiny_job, tmp_path, capsys)
+    assert (rc, after["done"], after["config_hash"]) == (0, True, before["config_hash"])
+    changed = {**tiny_job, "learning_rate": tiny_job.get("learning_rate", 1e-4) * 2}
+    rc, other = _check(changed, tmp_path, capsys)
+    assert (rc, other["done"]) == (0, False) and other["config_hash"] != before["config_hash"]
+
+
+def test_check_refuses_with_numbers(tiny_job, tmp_path, capsys):
+    job = {**tiny_job, "model": "Qwen/Qwen2.5-7B", "model_config": QWEN25_7B, "cutoff_len": 2048, "gpu": {"vram_kb": 16760832}}
+    rc, result = _check(job, tmp_path, capsys)
+    assert rc == runner.EXIT_REFUSED and result["refused"] is True and "GiB" in result["message"]

@@ -11,6 +11,8 @@ style, optionally ``reserve_gib``, ``ram_kb`` and ``bitsandbytes_ok``.
 - ``plan --job J``               the sizing decision as JSON; exit 2 with the numbers on stderr when refused
 - ``run --job J``                the whole job (see ``runner``); the systemd unit's command
 - ``status --job J``             the job's status JSON and a progress line; exit 0 whatever the state
+- ``check --job J``              read-only: config hash, plan and whether this exact config already succeeded
+                                 (what the Ansible role decides "train or skip" from); exit 2 when refused
 """
 
 from __future__ import annotations
@@ -88,7 +90,26 @@ def cmd_status(args, spec: dict) -> int:
     return 0
 
 
-COMMANDS = {"plan": cmd_plan, "render": cmd_render, "run": cmd_run, "status": cmd_status}
+def cmd_check(args, spec: dict) -> int:
+    try:
+        prepared = runner.prepare(spec, _facts(args, spec))
+    except runner.Refused as refused:
+        _print_json({"refused": True, "done": False, "message": refused.plan.message, "plan": refused.plan.as_dict()})
+        print(refused.plan.message, file=sys.stderr)
+        return runner.EXIT_REFUSED
+    _print_json({
+        "refused": False,
+        "done": state.is_done(prepared.run_dir, prepared.config_hash),
+        "config_hash": prepared.config_hash,
+        "run_dir": prepared.run_dir,
+        "output_dir": prepared.output_dir,
+        "message": prepared.plan.message,
+        "plan": prepared.plan.as_dict(),
+    })
+    return 0
+
+
+COMMANDS = {"plan": cmd_plan, "render": cmd_render, "run": cmd_run, "status": cmd_status, "check": cmd_check}
 
 
 def build_parser() -> argparse.ArgumentParser:
