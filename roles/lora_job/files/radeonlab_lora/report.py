@@ -17,20 +17,13 @@ import json
 import os
 import sys
 
+from .state import read_json, write_text_if_changed
+
 COLUMNS = [
     ("host", "Host"), ("gpu", "GPU"), ("gfx", "gfx"), ("override", "Override"), ("rocm", "ROCm"),
     ("torch", "torch / HIP"), ("attention", "Attention"), ("state", "Job"), ("final_loss", "Final loss"),
     ("first_loss", "First loss"), ("duration", "Duration"),
 ]
-
-
-def _read_json(path: str) -> dict:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _loss(value) -> str:
@@ -48,8 +41,8 @@ def _duration(seconds) -> str:
 def host_row(results_dir: str, host: str) -> dict:
     """One table row from a host's folder; missing files give '-' rather than an error."""
     folder = os.path.join(results_dir, host)
-    info = _read_json(os.path.join(folder, "host.json"))
-    status = _read_json(os.path.join(folder, "status.json"))
+    info = read_json(os.path.join(folder, "host.json")) or {}
+    status = read_json(os.path.join(folder, "status.json")) or {}
     torch = info.get("torch") or "-"
     if info.get("hip"):
         torch = "%s / HIP %s" % (torch, info["hip"])
@@ -119,25 +112,11 @@ def render_html(title: str, rows: list, results_dir: str) -> str:
     )
 
 
-def _write_if_changed(path: str, text: str) -> bool:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            if handle.read() == text:
-                return False
-    except OSError:
-        pass
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
-    return True
-
-
 def write_report(results_dir: str, title: str = "radeonlab.llm LoRA fleet report") -> dict:
     rows = [host_row(results_dir, host) for host in hosts(results_dir)]
     changed = {
-        "report.md": _write_if_changed(os.path.join(results_dir, "report.md"), render_markdown(title, rows)),
-        "report.html": _write_if_changed(os.path.join(results_dir, "report.html"), render_html(title, rows, results_dir)),
+        "report.md": write_text_if_changed(os.path.join(results_dir, "report.md"), render_markdown(title, rows)),
+        "report.html": write_text_if_changed(os.path.join(results_dir, "report.html"), render_html(title, rows, results_dir)),
     }
     return {"changed": any(changed.values()), "files": changed, "hosts": [row["host"] for row in rows],
             "markdown": os.path.join(results_dir, "report.md"), "html": os.path.join(results_dir, "report.html")}
