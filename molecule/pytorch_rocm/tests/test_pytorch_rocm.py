@@ -1,0 +1,111 @@
+"""Verify radeonlab.llm.pytorch_rocm on the lab workstations (real container state)."""
+import json
+import os
+import pathlib
+import shlex
+
+import pytest
+
+VENV = "/opt/radeonlab/venv"
+USER = "trainer"
+FACTS = "/etc/ansible/facts.d/pytorch_rocm.fact"
+WANTED = {"torch": "2.9.1", "torchvision": "0.24.1", "torchaudio": "2.9.1"}
+
+PROJECT = pathlib.Path(os.environ.get("MOLECULE_PROJECT_DIRECTORY", pathlib.Path(__file__).resolve().parents[3]))
+EPHEMERAL = pathlib.Path(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "/nonexistent"))
+ACCESS_LOG = PROJECT / ".cache" / "wheelhouse.serve" / "access.log"
+# the scenario's wheelhouse URL tags its requests; other scenarios may share the server
+TAG = "/~pytorch_rocm/"
+
+
+def _as_trainer(host, *argv):
+    cmd = host.run("runuser -u %s -- %s" % (USER, " ".join(shlex.quote(a) for a in argv)))
+    assert cmd.rc == 0, cmd.stderr
+    return cmd.stdout
+
+
+def test_venv_belongs_to_the_training_user(host):
+    venv = host.file(VENV)
+    assert venv.is_directory
+    assert venv.user == USER
+    assert host.file(VENV + "/bin/python").exists
+    assert host.file(VENV + "/lib/python3.11/site-packages/torch").is_directory
+    # nothing in the venv belongs to root (a sudo pip would leave such files)
+    assert host.run("find %s -not -user %s -print -quit" % (VENV, USER)).stdout.strip() == ""
+
+
+def test_python_is_at_least_3_11(host):
+    out = _as_trainer(host, VENV + "/bin/python", "-c", "import sys; print('%d.%d' % sys.version_info[:2])")
+    assert tuple(int(p) for p in out.strip().split(".")) >= (3, 11)
+
+
+def test_torch_imports_as_the_training_user(host):
+    out = _as_trainer(host, VENV + "/bin/python", "-c",
+                      "import json, torch, torchvision, torchaudio; "
+                      "print(json.dumps([torch.__version__, torchvision.__version__, torchaudio.__version__, "
+                      "torch.version.hip, (torch.ones(2, 2) @ torch.ones(2, 2)).sum().item()]))")
+    torch_v, vision_v, audio_v, hip, total = json.loads(out.strip().splitlines()[-1])
+    assert torch_v.split("+")[0] == WANTED["torch"]
+    assert vision_v.split("+")[0] == WANTED["torchvision"]
+    assert audio_v.split("+")[0] == WANTED["torchaudio"]
+    assert hip is None  # lab stand-in: PyPI's CUDA build
+    assert total == 8.0
+
+
+def test_venv_pins_the_wheels(host):
+    conf = host.file(VENV + "/pip.conf")
+    assert conf.exists and conf.user == USER
+    assert "constraint = %s/radeonlab-constraints.txt" % VENV in conf.content_string
+    constraints = host.file(VENV + "/radeonlab-constraints.txt").content_string
+    for name, version in WANTED.items():
+        assert "%s==%s\n" % (name, version) in constraints
+
+
+def test_facts_file_records_the_verification(host):
+    facts_file = host.file(FACTS)
+    assert facts_file.exists and facts_file.user == "root" and facts_file.mode == 0o644
+    facts = json.loads(facts_file.content_string)
+    assert facts["torch"].split("+")[0] == WANTED["torch"]
+    assert facts["venv"] == VENV and facts["user"] == USER
+    assert facts["hip"] is None and facts["device_count"] == 0 and facts["devices"] == []
+    assert facts["cpu_matmul_ok"] is True and facts["ok"] is True
+    assert facts["gpu_required"] is False
+    assert facts["source"] == "http://127.0.0.1:8766" + TAG
+    assert facts["python"].startswith("3.11")
+
+
+def test_ansible_sees_the_local_facts(host):
+    local = host.ansible("setup", "filter=ansible_local", check=False)["ansible_facts"]["ansible_local"]
+    assert local["pytorch_rocm"]["torch"].split("+")[0] == WANTED["torch"]
+
+
+def _log_lines():
+    return ACCESS_LOG.read_text(encoding="utf-8").splitlines()
+
+
+def _mark(name):
+    path = pathlib.Path("%s.%s" % (EPHEMERAL / "wheelhouse-log", name))
+    if not path.is_file():
+        pytest.skip("no %s mark (run through `molecule test`, which runs prepare and converge)" % path.name)
+    return int(path.read_text().strip())
+
+
+def _wheel_gets(lines):
+    """This scenario's wheel downloads: GET /~pytorch_rocm/<name>.whl"""
+    return [line for line in lines
+            if line.split()[2] == "GET" and line.split()[3].startswith(TAG) and line.split()[3].endswith(".whl")]
+
+
+def test_hosts_installed_from_the_wheelhouse():
+    lines = _log_lines()
+    first_converge = lines[_mark("prepare"):_mark("converge")]
+    torch_gets = [line for line in _wheel_gets(first_converge)
+                  if line.split()[3].startswith(TAG + "torch-") and line.split()[4] == "200"]
+    # one full torch wheel per lab host (both install in parallel from the controller's wheelhouse)
+    assert len(torch_gets) >= 2, first_converge[-20:]
+
+
+def test_second_converge_downloaded_nothing():
+    lines = _log_lines()
+    after = lines[_mark("converge"):]
+    assert _wheel_gets(after) == [], after

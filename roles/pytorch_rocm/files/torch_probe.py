@@ -1,0 +1,73 @@
+# -*- coding: utf-8 -*-
+# Copyright: radeonlab.llm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Are these requirements already satisfied in this Python environment? (radeonlab.llm.pytorch_rocm)
+
+    <venv>/bin/python torch_probe.py 'torch==2.9.1+rocm6.4' 'torchvision==0.24.1+rocm6.4' ...
+
+Prints one JSON object: {"satisfied": bool, "installed": {name: version}, "problems": [text]}.
+Checks each requirement and, recursively, the unconditional dependencies of what it finds, the way
+pip would, but without pip's network access, so a satisfied venv costs no download at all. Uses the
+``packaging`` copy that every pip vendors; read-only; exit status 0 unless the arguments are wrong.
+"""
+import json
+import sys
+
+try:
+    from importlib import metadata
+except ImportError:  # pragma: no cover - Python < 3.8 is never a venv this role creates
+    sys.exit("Python >= 3.8 required")
+
+try:
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+except ImportError:
+    from pip._vendor.packaging.requirements import Requirement
+    from pip._vendor.packaging.utils import canonicalize_name
+
+
+def _installed(name):
+    try:
+        return metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def probe(requirements):
+    installed, problems, seen = {}, [], set()
+    todo = [(Requirement(text), None) for text in requirements]
+    while todo:
+        req, parent = todo.pop()
+        key = (canonicalize_name(req.name), str(req.specifier))
+        if key in seen:
+            continue
+        seen.add(key)
+        dist = _installed(req.name)
+        where = " (needed by %s)" % parent if parent else ""
+        if dist is None:
+            problems.append("%s is not installed%s" % (req, where))
+            continue
+        version = dist.version
+        installed[canonicalize_name(req.name)] = version
+        if req.specifier and not req.specifier.contains(version, prereleases=True):
+            problems.append("%s %s is installed, %s wanted%s" % (req.name, version, req, where))
+            continue
+        for dep in dist.requires or []:
+            dep_req = Requirement(dep)
+            if dep_req.marker is not None and not dep_req.marker.evaluate({"extra": ""}):
+                continue
+            todo.append((dep_req, "%s %s" % (req.name, version)))
+    return {"satisfied": not problems, "installed": installed, "problems": sorted(problems)}
+
+
+def main(argv):
+    if not argv:
+        sys.stderr.write("usage: torch_probe.py REQUIREMENT...\n")
+        return 2
+    print(json.dumps(probe(argv), sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

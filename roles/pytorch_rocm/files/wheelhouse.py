@@ -1,0 +1,198 @@
+# -*- coding: utf-8 -*-
+# Copyright: radeonlab.llm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Fill a fleet wheelhouse once, on the controller (radeonlab.llm.pytorch_rocm).
+
+    python wheelhouse.py --dir DIR --sets JSON [--check]
+
+JSON is a list of wheel sets, one per distinct host kind of the play:
+    {"python_version": "3.11", "platform": "manylinux_2_28_x86_64", "requirements": [...],
+     "index_url": "...", "extra_index_urls": [...], "trusted_hosts": [...], "pip_options": [...]}
+
+For every set, ``pip download`` fetches the requirements and all their dependencies as binary
+wheels for that Python and platform into DIR (flat, so one HTTP directory listing serves all sets
+to ``pip install --no-index --find-links``). A set that was downloaded completely before is
+skipped: DIR/.radeonlab/<key>.json records what it consists of (key = hash of the requirements,
+Python, platform and indexes), and its files are still there. pip runs isolated from the
+controller's own pip configuration (files and PIP_* variables), so a laptop and a CI runner with
+extra indexes or constraints configured download the same thing; everything it needs is passed
+explicitly. Its output goes to DIR/.radeonlab/<key>.log while it runs.
+
+Prints one JSON object: {"changed": bool, "sets": [...], "bytes": N, "files": N, "seconds": S}.
+With --check nothing is written; sets that would be downloaded have status "missing".
+"""
+import argparse
+import fcntl
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+STATE = ".radeonlab"
+_LINE = re.compile(r"^\s*(?:Saved|File was already downloaded)\s+(.+?)\s*$")
+_MANYLINUX = re.compile(r"^manylinux_(\d+)_(\d+)_(.+)$")
+
+
+def platforms(platform):
+    """pip (< 24) does not widen --platform manylinux_2_28_x86_64 to older glibc tags; do it here.
+
+    A host with glibc 2.28 runs every manylinux_2_N wheel with N <= 28 (and the legacy aliases
+    manylinux2014/2010/1 = 2_17/2_12/2_5); many dependencies (nvidia-*, numpy) only carry such tags.
+    """
+    match = _MANYLINUX.match(platform)
+    if not match or match.group(1) != "2":
+        return [platform]
+    minor, arch = int(match.group(2)), match.group(3)
+    result = ["manylinux_2_%d_%s" % (m, arch) for m in range(minor, 4, -1)]
+    for legacy, floor in (("manylinux2014", 17), ("manylinux2010", 12), ("manylinux1", 5)):
+        if minor >= floor:
+            result.append("%s_%s" % (legacy, arch))
+    return result
+
+
+def key_of(wheel_set):
+    identity = {k: wheel_set.get(k) for k in ("python_version", "platform", "index_url")}
+    identity["requirements"] = sorted(wheel_set.get("requirements") or [])
+    identity["extra_index_urls"] = sorted(wheel_set.get("extra_index_urls") or [])
+    blob = json.dumps(identity, sort_keys=True).encode("utf-8")
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def present(directory, stamp):
+    """The recorded files of a set, or None when the record is missing or any file is gone."""
+    try:
+        with open(stamp, encoding="utf-8") as handle:
+            record = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    files = record.get("files") or []
+    for entry in files:
+        path = os.path.join(directory, entry["name"])
+        try:
+            if os.path.getsize(path) != entry["size"]:
+                return None
+        except OSError:
+            return None
+    return files or None
+
+
+def pip_argv(wheel_set, directory):
+    argv = [sys.executable, "-m", "pip", "--isolated", "download", "--disable-pip-version-check",
+            "--progress-bar", "off", "--only-binary=:all:", "--implementation", "cp",
+            "--python-version", wheel_set["python_version"], "--dest", directory,
+            "--index-url", wheel_set["index_url"]]
+    for platform in platforms(wheel_set["platform"]):
+        argv += ["--platform", platform]
+    for url in wheel_set.get("extra_index_urls") or []:
+        argv += ["--extra-index-url", url]
+    for host in wheel_set.get("trusted_hosts") or []:
+        argv += ["--trusted-host", host]
+    argv += list(wheel_set.get("pip_options") or [])
+    argv += list(wheel_set["requirements"])
+    return argv
+
+
+def download(wheel_set, directory, log_path):
+    argv = pip_argv(wheel_set, directory)
+    env = dict(os.environ, PIP_CONFIG_FILE=os.devnull)
+    names = []
+    with open(log_path, "w", encoding="utf-8") as log:
+        log.write("$ %s\n" % " ".join(argv))
+        log.flush()
+        proc = subprocess.Popen(argv, cwd=directory, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, universal_newlines=True)
+        tail = []
+        for line in proc.stdout:
+            log.write(line)
+            log.flush()
+            tail = (tail + [line.rstrip()])[-20:]
+            match = _LINE.match(line)
+            if match:
+                names.append(os.path.basename(match.group(1)))
+        rc = proc.wait()
+    if rc != 0:
+        raise RuntimeError("pip download failed (rc %d) for %s on Python %s; last lines of %s:\n%s" % (
+            rc, " ".join(wheel_set["requirements"]), wheel_set["python_version"], log_path, "\n".join(tail)))
+    files = []
+    for name in sorted(set(names)):
+        path = os.path.join(directory, name)
+        if not os.path.isfile(path):
+            raise RuntimeError("pip reported %s but it is not in %s (see %s)" % (name, directory, log_path))
+        files.append({"name": name, "size": os.path.getsize(path)})
+    if not files:
+        raise RuntimeError("pip download reported no files (see %s)" % log_path)
+    return files
+
+
+def run(directory, sets, check):
+    directory = os.path.abspath(directory)
+    state = os.path.join(directory, STATE)
+    result = {"changed": False, "sets": [], "bytes": 0, "files": 0, "seconds": 0.0, "dir": directory}
+    started = time.time()
+    lock = None
+    if not check:
+        os.makedirs(state, exist_ok=True)
+        lock = open(os.path.join(state, "lock"), "w")
+        fcntl.flock(lock, fcntl.LOCK_EX)  # two plays filling the same wheelhouse take turns
+    try:
+        for wheel_set in sets:
+            key = key_of(wheel_set)
+            stamp = os.path.join(state, key + ".json")
+            entry = {"key": key, "python_version": wheel_set["python_version"],
+                     "requirements": wheel_set["requirements"], "index_url": wheel_set["index_url"]}
+            files = present(directory, stamp)
+            if files is not None:
+                entry["status"] = "present"
+            elif check:
+                entry["status"] = "missing"
+                result["changed"] = True
+            else:
+                t0 = time.time()
+                files = download(wheel_set, directory, os.path.join(state, key + ".log"))
+                entry["status"] = "downloaded"
+                entry["seconds"] = round(time.time() - t0, 1)
+                record = {"key": key, "set": wheel_set, "files": files, "seconds": entry["seconds"],
+                          "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+                with open(stamp + ".tmp", "w", encoding="utf-8") as handle:
+                    json.dump(record, handle, indent=1, sort_keys=True)
+                os.replace(stamp + ".tmp", stamp)
+                result["changed"] = True
+            entry["files"] = len(files or [])
+            entry["bytes"] = sum(f["size"] for f in files or [])
+            result["files"] += entry["files"]
+            result["bytes"] += entry["bytes"]
+            result["sets"].append(entry)
+    finally:
+        if lock is not None:
+            lock.close()
+    result["seconds"] = round(time.time() - started, 1)
+    return result
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dir", required=True)
+    parser.add_argument("--sets", required=True, help="JSON list of wheel sets")
+    parser.add_argument("--check", action="store_true", help="report only, write nothing")
+    args = parser.parse_args(argv)
+    try:
+        sets = json.loads(args.sets)
+        if not isinstance(sets, list) or not all(isinstance(s, dict) for s in sets):
+            raise ValueError("--sets must be a JSON list of objects")
+        for wheel_set in sets:
+            missing = [k for k in ("python_version", "platform", "requirements", "index_url") if not wheel_set.get(k)]
+            if missing:
+                raise ValueError("wheel set lacks %s: %r" % (", ".join(missing), wheel_set))
+        print(json.dumps(run(args.dir, sets, args.check), sort_keys=True))
+    except (ValueError, RuntimeError, OSError) as exc:
+        print(json.dumps({"failed": True, "msg": str(exc)}))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
