@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Run `molecule test` for several scenarios, MOLECULE_JOBS at a time (default 2): the scenarios use
+# distinct container names, no collection copy (prerun: false) and per-scenario tags on the shared lab
+# servers, so they can run side by side. Much of a scenario's time is apt/pip I/O and waiting, so two
+# lanes roughly halve the wall time on a 2-core machine. Logs: build/molecule/<scenario>.log.
+#
+#   tests/tools/molecule_all.sh scenario...      (slowest first gives the best packing)
+set -uo pipefail
+jobs=${MOLECULE_JOBS:-2}
+logdir=${MOLECULE_LOG_DIR:-build/molecule}
+mkdir -p "$logdir"
+rm -f "$logdir"/*.result
+
+run_one() {
+  local scenario=$1 log=$logdir/$1.log start rc
+  start=$(date +%s)
+  molecule test -s "$scenario" >"$log" 2>&1
+  rc=$?
+  printf '%s %d %d\n' "$scenario" "$rc" "$(( $(date +%s) - start ))" >"$logdir/$scenario.result"
+  printf 'molecule %-28s %s in %ds\n' "$scenario" "$([ "$rc" -eq 0 ] && echo passed || echo FAILED)" "$(( $(date +%s) - start ))"
+}
+export -f run_one
+export logdir
+
+start=$(date +%s)
+printf '%s\n' "$@" | xargs -P "$jobs" -I{} bash -c 'run_one {}'
+failed=0
+for scenario in "$@"; do
+  result=$logdir/$scenario.result
+  if [ ! -f "$result" ] || [ "$(cut -d' ' -f2 "$result")" != 0 ]; then
+    failed=1
+    echo "=== $scenario failed; last lines of $logdir/$scenario.log:"
+    tail -n 80 "$logdir/$scenario.log"
+  fi
+done
+echo "molecule: ${#@} scenario(s) in $(( $(date +%s) - start ))s, $jobs at a time"
+exit $failed
