@@ -47,10 +47,12 @@ $(COLLECTION_LINK):
 # ansible-test builds a venv per sanity test and bootstraps pip in it with a script it downloads
 # from ci-files.testing.ansible.com, which this network cannot reach. It looks for a cached copy
 # at ~/.ansible/test/cache/get_pip_<version>.py first: put our stand-in there (it runs the pip
-# wheel that ensurepip bundles and installs the requested pip from PyPI).
+# wheel that ensurepip bundles and installs the requested pip from PyPI). shellcheck is installed so
+# that its sanity test runs here as in CI instead of being skipped.
 ANSIBLE_TEST_PIP = $(shell $(VENV)/bin/python -c "import re, ansible_test, pathlib; p = pathlib.Path(ansible_test.__file__).parent / '_internal/python_requirements.py'; print(re.search(r\"pip='([0-9.]+)'\", p.read_text()).group(1))")
 .PHONY: sanity-bootstrap
 sanity-bootstrap: venv
+	@command -v shellcheck >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck >/dev/null; }
 	install -D -m 0644 tests/tools/ansible_test_get_pip.py $(HOME)/.ansible/test/cache/get_pip_$(subst .,_,$(ANSIBLE_TEST_PIP)).py
 
 # --- checks ----------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ logdir=${MOLECULE_LOG_DIR:-build/molecule}
 mkdir -p "$logdir"
 rm -f "$logdir"/*.result
 
+# shellcheck disable=SC2317  # run_one is called by xargs through `bash -c`, not directly
 run_one() {
   local scenario=$1 log=$logdir/$1.log start rc
   start=$(date +%s)

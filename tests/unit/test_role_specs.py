@@ -26,9 +26,9 @@ def test_role_has_readme_spec_and_molecule_scenario(role):
     scenarios = role.parents[1] / "molecule"
     named = [p for p in scenarios.iterdir() if p.name.startswith(role.name) and (p / "molecule.yml").is_file()]
     site = role.parents[1] / "playbooks" / "site.yml"
-    runs_it = [p for p in scenarios.glob("*/converge.yml")
-               if "radeonlab.llm.%s" % role.name in p.read_text() or ("site.yml" in p.read_text() and site.is_file()
-                                                                       and "radeonlab.llm.%s" % role.name in site.read_text())]
+    fqcn = "radeonlab.llm.%s" % role.name
+    site_runs_it = site.is_file() and fqcn in site.read_text()
+    runs_it = [p for p in scenarios.glob("*/converge.yml") if fqcn in p.read_text() or (site_runs_it and "site.yml" in p.read_text())]
     assert named or runs_it, "no molecule scenario runs %s" % role.name
 
 

@@ -97,14 +97,14 @@ start() {
 }
 
 stop() {
-    local pid i; pid=$(our_pid)
+    local pid; pid=$(our_pid)
     if [[ -z $pid ]]; then
         rm -f "$PIDFILE"
         say "not running on port $PORT, nothing to do"
         return 0
     fi
     kill "$pid"
-    for i in $(seq 1 50); do
+    for _ in $(seq 1 50); do
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.1
     done

@@ -75,9 +75,9 @@ def hosts(results_dir: str) -> list:
 
 
 def render_markdown(title: str, rows: list) -> str:
-    lines = ["# %s" % title, "", "| %s |" % " | ".join(label for _, label in COLUMNS), "|%s" % ("---|" * len(COLUMNS))]
+    lines = ["# %s" % title, "", "| %s |" % " | ".join(label for _key, label in COLUMNS), "|%s" % ("---|" * len(COLUMNS))]
     for row in rows:
-        lines.append("| %s |" % " | ".join(str(row[key]).replace("|", "\\|") for key, _ in COLUMNS))
+        lines.append("| %s |" % " | ".join(str(row[key]).replace("|", "\\|") for key, _label in COLUMNS))
     for row in rows:
         lines += ["", "## %s" % row["host"], "", "- job: %s, steps %s" % (row["state"], row["steps"])]
         if row["message"]:
@@ -91,8 +91,8 @@ def render_markdown(title: str, rows: list) -> str:
 
 def render_html(title: str, rows: list, results_dir: str) -> str:
     esc = html.escape
-    head = "".join("<th>%s</th>" % esc(label) for _, label in COLUMNS)
-    body = "".join("<tr>%s</tr>" % "".join("<td>%s</td>" % esc(str(row[key])) for key, _ in COLUMNS) for row in rows)
+    head = "".join("<th>%s</th>" % esc(label) for _key, label in COLUMNS)
+    body = "".join("<tr>%s</tr>" % "".join("<td>%s</td>" % esc(str(row[key])) for key, _label in COLUMNS) for row in rows)
     sections = []
     for row in rows:
         parts = ["<h2>%s</h2>" % esc(row["host"]), "<p>job: %s, steps %s</p>" % (esc(row["state"]), esc(row["steps"]))]
