@@ -82,8 +82,8 @@ start() {
     touch "$ACCESS_LOG"
     nohup python3 "$HERE/server.py" --dir "$WH_DIR" --bind "$BIND" --port "$PORT" \
         --log "$ACCESS_LOG" --pidfile "$PIDFILE" </dev/null >>"$ERROR_LOG" 2>&1 9>&- &
-    local child=$! i
-    for i in $(seq 1 100); do
+    local child=$!
+    for _ in $(seq 1 100); do
         if [[ -f $PIDFILE && $(http_status /) == 200 ]]; then
             say "serving $WH_DIR on $URL (pid $(cat "$PIDFILE")); access log $ACCESS_LOG"
             return 0
