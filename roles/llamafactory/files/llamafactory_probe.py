@@ -8,7 +8,8 @@
         {"python": "3.11", "constraints": [...], "llamafactory": "0.9.5" | null}
     python llamafactory_probe.py report --cli VENV/bin/llamafactory-cli
         {"python", "torch", "torch_dist" (the installed distribution's version, what pip and the constraints
-         file compare; PyPI's CUDA wheel reports torch.__version__ "2.9.1+cu128" for distribution 2.9.1), "hip", "cuda", "torch_error", "llamafactory", "flash_attn": {...},
+         file compare; PyPI's CUDA wheel reports torch.__version__ "2.9.1+cu128" for distribution 2.9.1),
+         "hip", "cuda", "torch_error", "llamafactory", "flash_attn": {...},
          "env": {parsed `llamafactory-cli env`}, "env_error"}
 
 flash_attn is inspected without importing it (importing the Triton build needs
