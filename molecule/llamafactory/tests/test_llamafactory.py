@@ -66,7 +66,8 @@ def test_unit_hardening_keeps_the_gpu_devices(host):
 def test_listens_only_on_loopback(host, lab):
     port = lab[0]
     pid = _show(host, "MainPID")
-    listeners = [line.split() for line in host.check_output("ss -Hltnp").splitlines()]
+    # As the unit's user: the containers lack CAP_SYS_PTRACE, so root's ss cannot name another user's sockets.
+    listeners = [line.split() for line in host.check_output("runuser -u %s -- ss -Hltnp", USER).splitlines()]
     ours = [fields[3] for fields in listeners if "pid=%s," % pid in fields[-1]]
     assert ours == ["127.0.0.1:%d" % port], listeners
     # nothing else claims the port on any address
