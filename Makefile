@@ -14,11 +14,9 @@ COLLECTION_PATH := $(CACHE)/collection_path
 COLLECTION_LINK := $(COLLECTION_PATH)/ansible_collections/radeonlab/llm
 SANITY_ROOT := $(BUILD)/sanity/ansible_collections/radeonlab/llm
 # Slowest first, so two lanes finish together; any scenario not listed runs last.
-SLOW_SCENARIOS := llamafactory pytorch_rocm rocm_driver rocm_driver_firmware_epoch rocm_driver_no_gpu_access
-# Not in `make test` yet, said openly: the llamafactory and site scenarios (issues 7 and 8) have not
-# passed end to end here; each needs 20-30 min for its first converge on this 2-core machine.
-# Run them by name: make molecule SCENARIOS="llamafactory site".
-NOT_YET_GREEN := site
+SLOW_SCENARIOS := site llamafactory pytorch_rocm rocm_driver rocm_driver_firmware_epoch rocm_driver_no_gpu_access
+# A scenario that has not passed end to end is named here, and so left out of `make test` openly.
+NOT_YET_GREEN :=
 ALL_SCENARIOS := $(sort $(notdir $(patsubst %/molecule.yml,%,$(wildcard molecule/*/molecule.yml))))
 TEST_SCENARIOS := $(filter-out $(NOT_YET_GREEN),$(ALL_SCENARIOS))
 SCENARIOS ?= $(filter $(TEST_SCENARIOS),$(SLOW_SCENARIOS)) $(filter-out $(SLOW_SCENARIOS),$(TEST_SCENARIOS))
