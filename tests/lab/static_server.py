@@ -1,20 +1,25 @@
 #!/usr/bin/env python3
-"""Static HTTP server for the lab's fleet wheelhouse (test infrastructure only).
+"""Static HTTP server of the lab (test infrastructure only), behind mirror/serve.sh and wheelhouse/serve.sh.
 
-Serves the wheel files of one directory (what radeonlab.llm.pytorch_rocm downloads on the
-controller) with a plain HTML directory listing, which is what
-``pip install --no-index --find-links http://127.0.0.1:8766/`` reads. Dot-paths (the role's
-.radeonlab/ stamps and logs) are neither listed nor served. Appends one line per request to the
-access log, in the lab mirror's format:
+Serves one directory. Dot-paths (the mirror's .private/ signing key, the wheelhouse role's .radeonlab/
+stamps and logs) are never served: 404. Appends one line per request to the access log:
 
     <UTC ISO time> <client> <method> <path> <status> <bytes sent>
 
-so tests can prove what was (not) downloaded, e.g. that a second converge fetched no .whl.
+so tests can prove what was (not) downloaded, e.g. that a second converge fetched no .deb or .whl.
+The log is reopened for every line, so the server survives its directory being wiped and rebuilt.
+Clients' If-Modified-Since requests for unchanged files are answered 304.
 
-Several scenarios may share the server at once. A client that wants its own lines in the log uses a
-tag as the first path segment: http://127.0.0.1:8766/~pytorch_rocm/ serves the same directory, and
-every request through it (the listing and, since its links are relative, the wheels) is logged as
-/~pytorch_rocm/...
+Options that tell the two lab servers apart:
+
+  --allow-top NAME  serve only these first path segments (repeatable; default: everything)
+  --listing         answer a directory with a plain HTML listing without dot-names (what
+                    ``pip install --no-index --find-links URL`` reads); without it: 404
+  --tags            a first path segment ~<tag> is dropped to find the file but kept in the log, so
+                    clients sharing the server can tell their requests apart: /~pytorch_rocm/x.whl
+                    serves /x.whl (and a listing's relative links stay under /~pytorch_rocm/)
+  --log-decoded     log %-decoded paths (apt asks for "~" as "%7e"), so logs can be grepped for names
+  --name NAME       Server header radeonlab-lab-NAME; listing title "radeonlab NAME"
 """
 import argparse
 import datetime
@@ -28,23 +33,33 @@ import sys
 import threading
 import urllib.parse
 
-
 _TAG = re.compile(r"^/~[A-Za-z0-9_.-]+(?=/|$)")
 
 
 class Handler(http.server.SimpleHTTPRequestHandler):
-    log_fh = None
+    # set by main() from the command line
+    log_path = None
+    name = "static"
+    allow_top = None  # a set of first path segments, or None for all
+    listing = False
+    tags = False
+    log_decoded = False
+
     log_lock = threading.Lock()
-    server_version = "radeonlab-lab-wheelhouse"
     sys_version = ""
 
+    def _untagged(self, path):
+        return _TAG.sub("", path, count=1) if self.tags else path
+
     def _allowed(self):
-        path = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path)
-        return not any(p.startswith(".") for p in path.split("/") if p)
+        path = urllib.parse.unquote(urllib.parse.urlsplit(self._untagged(self.path)).path)
+        parts = [p for p in path.split("/") if p]
+        if self.allow_top is not None and (not parts or parts[0] not in self.allow_top):
+            return False
+        return not any(p.startswith(".") for p in parts)
 
     def translate_path(self, path):
-        # /~<tag>/x is /x: the tag only labels the requests in the access log
-        return super().translate_path(_TAG.sub("", path, count=1))
+        return super().translate_path(self._untagged(path))
 
     def send_head(self):
         if not self._allowed():
@@ -53,12 +68,15 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         return super().send_head()
 
     def list_directory(self, path):
+        if not self.listing:
+            self.send_error(404, "Not Found")
+            return None
         try:
             names = sorted(n for n in os.listdir(path) if not n.startswith("."))
         except OSError:
             self.send_error(404, "Not Found")
             return None
-        body = ["<!DOCTYPE html>", "<html><head><title>radeonlab wheelhouse</title></head><body>"]
+        body = ["<!DOCTYPE html>", "<html><head><title>radeonlab %s</title></head><body>" % html.escape(self.name)]
         for name in names:
             suffix = "/" if os.path.isdir(os.path.join(path, name)) else ""
             body.append('<a href="%s%s">%s%s</a><br>' % (
@@ -93,17 +111,18 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         self._code = code.value if isinstance(code, http.HTTPStatus) else code
 
     def _write_log(self):
+        path = getattr(self, "path", None) or "-"
         line = "%s %s %s %s %s %d\n" % (
             datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
             self.client_address[0],
             getattr(self, "command", None) or "-",
-            (getattr(self, "path", None) or "-").replace(" ", "%20"),
+            (urllib.parse.unquote(path) if self.log_decoded else path).replace(" ", "%20"),
             self._code,
             self._sent,
         )
         with self.log_lock:
-            self.log_fh.write(line)
-            self.log_fh.flush()
+            with open(self.log_path, "a") as fh:
+                fh.write(line)
 
     def log_message(self, fmt, *args):  # errors etc. go to stderr, not the access log
         sys.stderr.write("%s - %s\n" % (self.address_string(), fmt % args))
@@ -113,14 +132,23 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir", required=True)
     ap.add_argument("--bind", default="127.0.0.1")
-    ap.add_argument("--port", type=int, default=8766)
+    ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--log", required=True)
     ap.add_argument("--pidfile", required=True)
+    ap.add_argument("--name", default="static")
+    ap.add_argument("--allow-top", action="append", metavar="NAME")
+    ap.add_argument("--listing", action="store_true")
+    ap.add_argument("--tags", action="store_true")
+    ap.add_argument("--log-decoded", action="store_true")
     a = ap.parse_args()
     # a daemon: hold no descriptor of whoever started it (a caller waiting for its pipes to close
     # would wait forever, and an inherited lock would block the next `serve.sh start`)
     os.closerange(3, 4096)
-    Handler.log_fh = open(a.log, "a", buffering=1)
+    Handler.log_path = os.path.abspath(a.log)
+    Handler.name = a.name
+    Handler.server_version = "radeonlab-lab-" + a.name
+    Handler.allow_top = None if a.allow_top is None else frozenset(a.allow_top)
+    Handler.listing, Handler.tags, Handler.log_decoded = a.listing, a.tags, a.log_decoded
     handler = functools.partial(Handler, directory=os.path.abspath(a.dir))
     http.server.ThreadingHTTPServer.allow_reuse_address = True
     httpd = http.server.ThreadingHTTPServer((a.bind, a.port), handler)
