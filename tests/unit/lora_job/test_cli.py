@@ -60,6 +60,22 @@ def test_status_never_run_and_stale(tiny_job, tmp_path, capsys):
     assert '"stale": true' in out and out.rstrip().endswith("running: no progress yet")
 
 
+def test_status_of_one_config_not_the_last_run(tiny_job, tmp_path, capsys):
+    """A config that already succeeded reports its own run, even after another config ran later."""
+    job = _write(tmp_path, "job.json", tiny_job)
+    root = tiny_job["output_dir"]
+    done, later = os.path.join(root, "aaa"), os.path.join(root, "bbb")
+    state.write_json_atomic(os.path.join(done, "status.json"), state.new_status("aaa", done, state="succeeded", final_loss=1.29))
+    state.write_json_atomic(os.path.join(later, "status.json"), state.new_status("bbb", later, state="succeeded", final_loss=1.96))
+    state.write_json_atomic(os.path.join(root, "status.json"), state.new_status("bbb", later, state="succeeded", final_loss=1.96))
+    assert cli.main(["status", "--job", job]) == 0
+    assert json.loads(capsys.readouterr().out.rsplit("\n}", 1)[0] + "}")["final_loss"] == 1.96
+    assert cli.main(["status", "--job", job, "--run-dir", done]) == 0
+    assert json.loads(capsys.readouterr().out.rsplit("\n}", 1)[0] + "}")["final_loss"] == 1.29
+    assert cli.main(["status", "--job", job, "--run-dir", str(tmp_path)]) == 2
+    assert "not a run directory of this job" in capsys.readouterr().err
+
+
 def test_invalid_job_exits_2(tmp_path, capsys):
     job = _write(tmp_path, "job.json", {"model": "x"})
     assert cli.main(["plan", "--job", job]) == 2

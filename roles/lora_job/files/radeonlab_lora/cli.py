@@ -10,7 +10,9 @@ style, optionally ``reserve_gib``, ``ram_kb`` and ``bitsandbytes_ok``.
 - ``render --job J --out DIR``   DIR/train.yaml, DIR/data/dataset_info.json, DIR/plan.json; prints hash and paths
 - ``plan --job J``               the sizing decision as JSON; exit 2 with the numbers on stderr when refused
 - ``run --job J``                the whole job (see ``runner``); the systemd unit's command
-- ``status --job J``             the job's status JSON and a progress line; exit 0 whatever the state
+- ``status --job J [--run-dir D]`` the job's status JSON and a progress line; exit 0 whatever the state. With
+                                 ``--run-dir`` (a run directory ``check`` named) that config's own status, not
+                                 the status of whichever config ran last
 - ``check --job J``              read-only: config hash, plan and whether this exact config already succeeded
                                  (what the Ansible role decides "train or skip" from); exit 2 when refused
 """
@@ -75,9 +77,14 @@ def cmd_run(args, spec: dict) -> int:
 
 def cmd_status(args, spec: dict) -> int:
     root = spec["output_dir"]
-    status = state.read_json(os.path.join(root, state.STATUS_FILE))
+    where = root
+    if args.run_dir:
+        where = os.path.abspath(args.run_dir)
+        if os.path.dirname(where) != os.path.abspath(root):
+            raise jobspec.SpecError(f"--run-dir {args.run_dir} is not a run directory of this job ({root})")
+    status = state.read_json(os.path.join(where, state.STATUS_FILE))
     if status is None:
-        _print_json({"state": None, "message": f"no status in {root}: never run"})
+        _print_json({"state": None, "message": f"no status in {where}: never run"})
         return 0
     if status.get("state") == "running" and not state.JobLock.held_by_other(root):
         status["stale"] = True
@@ -118,7 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
     for name in COMMANDS:
         command = sub.add_parser(name)
         command.add_argument("--job", required=True, help="job spec (JSON)")
-        if name != "status":
+        if name == "status":
+            command.add_argument("--run-dir", help="a run directory of this job (from check): that config's own status")
+        else:
             command.add_argument("--gpu-facts", help="GPU facts (JSON); default: the job's 'gpu' object, else a sysfs probe")
         if name == "render":
             command.add_argument("--out", required=True, help="directory for train.yaml, data/dataset_info.json, plan.json")
