@@ -27,6 +27,8 @@ export ANSIBLE_INJECT_FACT_VARS := false
 # inventory/lab and the site scenario find the lab artefacts (.cache/lab, .cache/wheelhouse) here.
 export RADEONLAB_ROOT := $(ROOT)
 export PY_COLORS := 0
+# lora_job copies its runner package as a directory: no __pycache__ from the unit tests may ride along.
+export PYTHONDONTWRITEBYTECODE := 1
 export ANSIBLE_NOCOLOR := 1
 
 .PHONY: help

@@ -43,7 +43,7 @@ options:
       - Each item needs C(name) (gfx target, feature suffixes such as C(:xnack-) allowed) and C(node) (KFD node id as
         rocminfo's C(Node:) prints it). C(index) (ordinal among GPUs, the C(ROCR_VISIBLE_DEVICES) index; defaults to
         the rank by node), C(uuid), C(integrated), C(chip_id), C(marketing_name) and C(compute_units) are used when
-        present; other keys (C(vram_kb), C(isa)) are ignored.
+        present; C(vram_kb) is passed through to the result; other keys (C(isa)) are ignored.
     type: list
     elements: dict
     required: true
@@ -149,6 +149,9 @@ gpus:
     integrated:
       description: Whether the facts mark the GPU as integrated.
       type: bool
+    vram_kb:
+      description: The GPU's VRAM in KiB as the facts gave it (rocminfo's pool size), or null.
+      type: int
     status:
       description: C(native), C(override) or C(unsupported) according to the matrix.
       type: str

@@ -1,7 +1,13 @@
-"""Verify the whole site on both lab workstations: a trained adapter, its status, and the fleet report."""
+"""Verify the whole site on the lab workstations: a trained adapter, its status, the fleet report, and the guards.
 
+The guard tests run the scenario's converge again with the lab's one switch (radeonlab_torch_without_hip)
+off, as a real fleet has it, and check that each guard stops with its message before the next stage.
+"""
+
+import functools
 import json
 import os
+import subprocess
 
 JOB_RUNS = "/var/lib/radeonlab/lora/tiny-alpaca/runs"
 RESULTS = os.path.join(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", ""), "lora-results")
@@ -35,11 +41,47 @@ def test_training_unit_ran_as_the_training_user(host):
 
 
 def test_unit_environment_carries_the_override_for_this_gpu(host):
-    env = host.file("/etc/radeonlab/lora-tiny-alpaca.env").content_string
-    if _hostname(host).endswith("navi22"):
-        assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" in env
+    env = dict(line.split("=", 1) for line in host.file("/etc/radeonlab/lora-tiny-alpaca.env").content_string.splitlines()
+               if "=" in line and not line.startswith("#"))
+    name = _hostname(host)
+    if name.endswith("navi22"):
+        assert env.get("HSA_OVERRIDE_GFX_VERSION") == "10.3.0"
     else:
-        assert "HSA_OVERRIDE_GFX_VERSION" not in env
+        assert not [key for key in env if key.startswith("HSA_OVERRIDE_GFX_VERSION")], env
+    if name.endswith("navi21igpu"):
+        # gfx1030 (node 1) runs natively; the iGPU (gfx1036, node 2) is hidden: only the discrete card is visible.
+        # The RX 6800 XT by its UUID (rocminfo: GPU-e0ce170bfa1769dd); the iGPU's UUID is masked (GPU-XX).
+        assert env.get("ROCR_VISIBLE_DEVICES") == "GPU-e0ce170bfa1769dd"
+    else:
+        assert "ROCR_VISIBLE_DEVICES" not in env
+
+
+# What each lab host presents (its rocminfo capture): the GPU the plan must be sized for.
+PRESENTED = {"navi31": ("gfx1100", 23.98), "navi22": ("gfx1031", 11.98), "navi21igpu": ("gfx1030", 15.98)}
+
+
+def _presented(host):
+    return PRESENTED[_hostname(host).rsplit("-", 1)[1]]
+
+
+def test_job_facts_are_the_visible_gpus(host):
+    facts = json.loads(host.file("/var/lib/radeonlab/lora/tiny-alpaca/gpu.json").content_string)
+    gfx, _ = _presented(host)
+    assert [g["name"] for g in facts["gpus"]] == [gfx]
+    assert facts["gpus"][0]["vram_kb"] > 0 and facts["ram_kb"] > 0
+
+
+def test_trained_on_cpu_because_torch_has_no_hip_and_planned_for_the_real_card(host):
+    status = _status(host)
+    gfx, vram_gib = _presented(host)
+    assert status["device"]["train_on"] == "cpu"
+    assert "torch has no HIP" in status["device"]["reason"]
+    assert status["plan"]["device"] == "cpu" and status["plan"]["precision"] == "fp32"
+    # The plan a real card would get: sized from the card the facts show (the discrete one on the iGPU host).
+    assert status["gpu_plan"]["device"] == "gpu" and status["gpu_plan"]["vram_gib"] == vram_gib
+    assert status["gpu_plan"]["precision"] == "bf16"
+    assert status["peak_memory"]["kind"] == "cpu_rss" and status["peak_memory"]["gib"] > 0
+    assert status["tokens_per_second"] > 0
 
 
 def test_results_and_report_on_the_controller(host):
@@ -56,3 +98,76 @@ def test_results_and_report_on_the_controller(host):
         assert "gfx1100" in row[0]
     with open(os.path.join(RESULTS, "report.html"), encoding="utf-8") as handle:
         assert handle.read().count("data:image/png;base64,") == 2
+
+
+CONVERGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "converge.yml")
+
+
+@functools.lru_cache(maxsize=None)
+def _converge_again(*args):
+    """ansible-playbook of this scenario's converge with extra arguments, once per argument set (not per host)."""
+    argv = ["ansible-playbook", "-i", os.environ["MOLECULE_INVENTORY_FILE"], CONVERGE, "-e", "radeonlab_torch_without_hip=false"]
+    run = subprocess.run(argv + list(args), capture_output=True, text=True, timeout=1200, check=False)
+    return run.returncode, run.stdout + run.stderr
+
+
+def _recap(output, host):
+    return [line for line in output.splitlines() if line.startswith(host + " ") and "ok=" in line][-1]
+
+
+REBOOT_DUE = "site-navi22"
+
+
+@functools.lru_cache(maxsize=None)
+def _site_with_a_reboot_due():
+    """The switch off on every host, and navi22 due a reboot into a new amdgpu driver (the marker apt writes)."""
+    marker = ["docker", "exec", REBOOT_DUE, "sh", "-c"]
+    subprocess.run(marker + ["echo amdgpu-dkms > /run/reboot-required.pkgs"], check=True)
+    try:
+        return _converge_again()
+    finally:
+        subprocess.run(marker + ["rm -f /run/reboot-required.pkgs"], check=True)
+
+
+def test_hip_guard_of_pytorch_rocm_stops_the_site_before_llamafactory(host):
+    rc, output = _site_with_a_reboot_due()
+    assert rc != 0
+    if _hostname(host) == REBOOT_DUE:
+        # Stopped at rocm_driver: it never reached the torch stage (see the next test).
+        assert "[%s]" % REBOOT_DUE not in output.split("TASK [radeonlab.llm.pytorch_rocm", 1)[1]
+        return
+    assert "torch.version.hip is None" in output and "is a CUDA" in output, output[-3000:]
+    assert "TASK [radeonlab.llm.llamafactory" not in output
+    assert "TASK [radeonlab.llm.lora_job" not in output
+    assert "failed=1" in _recap(output, _hostname(host))
+
+
+def test_a_host_due_a_reboot_stops_for_the_whole_site_and_says_why(host):
+    rc, output = _site_with_a_reboot_due()
+    if _hostname(host) != REBOOT_DUE:
+        # The others went on past rocm_driver (to the pytorch_rocm guard above).
+        assert "[%s]" % _hostname(host) in output.split("TASK [radeonlab.llm.pytorch_rocm")[-1]
+        return
+    assert "REBOOT REQUIRED on %s" % REBOOT_DUE in output
+    after = output.split("End the play for this host until it has rebooted")[1]
+    assert "[%s]" % REBOOT_DUE not in after.split("PLAY RECAP")[0], "the host went on after end_host"
+    assert "failed=0" in _recap(output, REBOOT_DUE)
+
+
+def test_hip_guard_of_llamafactory_stops_with_its_message(host):
+    rc, output = _converge_again("--tags", "llamafactory")
+    assert rc != 0
+    assert "not a ROCm (HIP)" in output and "training would not use the GPU" in output, output[-3000:]
+    assert "TASK [radeonlab.llm.lora_job" not in output
+    assert "failed=1" in _recap(output, _hostname(host))
+
+
+def test_device_check_stops_a_new_job_before_it_trains(host):
+    runs_before = host.run("ls -1 %s" % JOB_RUNS).stdout
+    # A changed learning rate is a new config that would train; the switch off means torch must see the GPU.
+    rc, output = _converge_again("--tags", "lora_job", "-e", "lora_job_learning_rate=0.004")
+    assert rc != 0
+    assert "was not started" in output and "torch" in output, output[-3000:]
+    assert "Start the training unit" not in output
+    assert host.run("ls -1 %s" % JOB_RUNS).stdout == runs_before
+    assert _status(host)["state"] == "succeeded"

@@ -12,10 +12,26 @@ import sys
 
 import pytest
 
-from lora_cases import FILES, HERE, TINY
+from lora_cases import FAKE_TORCH, FILES, HERE, TINY, torch_device
 
 if FILES not in sys.path:
     sys.path.insert(0, FILES)
+
+
+@pytest.fixture(autouse=True)
+def fake_torch_env(monkeypatch):
+    """Every child process (the runner's torch probe, the trainer) imports the fake torch: by default a CPU build."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([FAKE_TORCH, FILES]))
+    for name in ("FAKE_TORCH_DEVICES", "FAKE_TORCH_HIP", "FAKE_TORCH_CUDA", "FAKE_TORCH_VERSION", "FAKE_TORCH_IMPORT_ERROR", "FAKE_TORCH_PEAK_BYTES",
+                 "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "HSA_OVERRIDE_GFX_VERSION"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def gpu_torch(monkeypatch):
+    """The fake torch is a ROCm build that sees one RX 7900 XTX."""
+    monkeypatch.setenv("FAKE_TORCH_HIP", "6.4.43482")
+    monkeypatch.setenv("FAKE_TORCH_DEVICES", json.dumps([torch_device()]))
 
 
 @pytest.fixture

@@ -15,6 +15,11 @@ FAKE_LF_FAIL_ATTN      comma list of flash_attn values that die with "HIP error:
 FAKE_LF_OOM_ABOVE      die with a HIP OOM when per_device_train_batch_size is above this
 FAKE_LF_FAIL_OTHER     die with this message (every time)
 FAKE_LF_NO_ADAPTER     exit 0 without writing the adapter
+FAKE_LF_USE_TORCH      import torch and initialise the GPU, as LLaMA-Factory does on a GPU (the fake torch on PYTHONPATH)
+FAKE_LF_TOKENS_SEEN    num_input_tokens_seen in the final trainer_state.json (default 0: not counted)
+FAKE_LF_RESULTS        JSON object merged into all_results.json (default: train_runtime 2.0, train_samples_per_second 4.0)
+
+Run directly or through ``python -m radeonlab_lora.launch`` (as the runner does): both run it as ``__main__``.
 """
 
 import json
@@ -43,6 +48,9 @@ def main():
     with open(os.path.join(state_dir, "trainer.pid"), "w", encoding="utf-8") as handle:
         handle.write(str(os.getpid()))
     print("[INFO] fake LLaMA-Factory starting", flush=True)
+    if os.environ.get("FAKE_LF_USE_TORCH"):
+        import torch  # pylint: disable=import-outside-toplevel
+        torch.cuda.init()
 
     if os.environ.get("FAKE_LF_FAIL_OTHER"):
         print("Traceback (most recent call last):\n  File \"x.py\", line 1\n" + os.environ["FAKE_LF_FAIL_OTHER"], file=sys.stderr)
@@ -81,8 +89,15 @@ def main():
     for name in ("adapter_model.safetensors", "adapter_config.json"):
         with open(os.path.join(out, name), "w", encoding="utf-8") as handle:
             handle.write("{}")
+    results = {"epoch": 1.0, "train_runtime": 2.0, "train_samples_per_second": 4.0, "train_steps_per_second": 3.0, "train_loss": 2.0}
+    results.update(json.loads(os.environ.get("FAKE_LF_RESULTS") or "{}"))
+    history = [{"loss": 3.0 - 2.0 * s / total, "step": s} for s in range(1, total + 1)]
+    history.append({"step": total, "train_runtime": results["train_runtime"], "train_samples_per_second": results["train_samples_per_second"]})
     with open(os.path.join(out, "trainer_state.json"), "w", encoding="utf-8") as handle:
-        json.dump({"global_step": total, "max_steps": total, "log_history": [{"loss": 3.0 - 2.0 * s / total} for s in range(1, total + 1)]}, handle)
+        json.dump({"global_step": total, "max_steps": total, "num_input_tokens_seen": int(os.environ.get("FAKE_LF_TOKENS_SEEN", "0")),
+                   "log_history": history}, handle)
+    with open(os.path.join(out, "all_results.json"), "w", encoding="utf-8") as handle:
+        json.dump(results, handle)
     print("[INFO] fake training done", flush=True)
     return 0
 

@@ -10,6 +10,7 @@ import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FILES = os.path.abspath(os.path.join(HERE, "..", "..", "..", "roles", "lora_job", "files"))
+FAKE_TORCH = os.path.join(HERE, "fake_torch")  # a stand-in torch package for child processes (never imported by pytest itself)
 
 # config.json excerpts of real models (public configs on the Hugging Face hub)
 QWEN25_7B = {"model_type": "qwen2", "hidden_size": 3584, "num_hidden_layers": 28, "intermediate_size": 18944, "vocab_size": 152064,
@@ -28,6 +29,33 @@ RX6600_8G = 8372224
 RX6800XT_16G = 16760832
 RX7900XTX_24G = 25149440
 MI300X_192G = 201326592
+
+# torch's total_memory of the same cards, in KiB (a little less than rocminfo's pool)
+TORCH_RX7900XTX_KIB = 25116672
+TORCH_RX6800XT_KIB = 16727040
+
+
+def gpu_fact(index=0, vram_kb=RX7900XTX_24G, gfx="gfx1100", name="Radeon RX 7900 XTX", integrated=False) -> dict:
+    """One visible GPU as the role's gpu.json lists it."""
+    return {"node": index + 1, "index": index, "name": gfx, "marketing_name": name, "vram_kb": vram_kb, "integrated": integrated, "override": None}
+
+
+def torch_device(name="Radeon RX 7900 XTX", total_kib=TORCH_RX7900XTX_KIB, arch="gfx1100") -> dict:
+    """One device as FAKE_TORCH_DEVICES lists it."""
+    return {"name": name, "total_kib": total_kib, "arch": arch}
+
+
+def torch_view(devices=(), hip="6.4.43482", version="2.9.1+rocm6.4", cuda=None) -> dict:
+    """What devices.torch_view returns for a torch that sees ``devices`` (torch_device dicts)."""
+    listed = [{"index": index, **device} for index, device in enumerate(devices)]
+    return {"torch": version, "hip": hip, "cuda": cuda, "count": len(listed), "devices": listed, "error": None, "env": {}}
+
+
+def matching_view(facts: dict | None) -> dict:
+    """A ROCm torch that sees exactly the GPUs of ``facts`` (flat vram_kb or a gpus list)."""
+    facts = facts or {}
+    gpus = facts.get("gpus") or ([{"vram_kb": facts["vram_kb"]}] if facts.get("vram_kb") else [])
+    return torch_view([torch_device(gpu.get("marketing_name", "GPU"), gpu["vram_kb"], gpu.get("name")) for gpu in gpus])
 
 
 def read_calls(state_dir) -> list[dict]:

@@ -50,14 +50,21 @@ def test_render_writes_run_layout(tiny_job, tmp_path, capsys):
     assert not any(json.loads(capsys.readouterr().out)["changed"].values())  # idempotent
 
 
+def _status_output(text):
+    """The status command's JSON object and its last line."""
+    body, last = text.rstrip("\n").rsplit("\n", 1)
+    return json.loads(body), last
+
+
 def test_status_never_run_and_stale(tiny_job, tmp_path, capsys):
     job = _write(tmp_path, "job.json", tiny_job)
     assert cli.main(["status", "--job", job]) == 0
-    assert json.loads(capsys.readouterr().out)["state"] is None
+    status, last = _status_output(capsys.readouterr().out)
+    assert (status["state"], status["verdict"], last) == (None, "died", "none: never run")
     state.write_json_atomic(os.path.join(tiny_job["output_dir"], "status.json"), state.new_status("h", "/x", state="running", output_dir="/x/output"))
     assert cli.main(["status", "--job", job]) == 0
-    out = capsys.readouterr().out
-    assert '"stale": true' in out and out.rstrip().endswith("running: no progress yet")
+    status, last = _status_output(capsys.readouterr().out)
+    assert status["stale"] is True and status["verdict"] == "died" and last == "running: no progress yet"
 
 
 def test_status_of_one_config_not_the_last_run(tiny_job, tmp_path, capsys):
@@ -69,9 +76,9 @@ def test_status_of_one_config_not_the_last_run(tiny_job, tmp_path, capsys):
     state.write_json_atomic(os.path.join(later, "status.json"), state.new_status("bbb", later, state="succeeded", final_loss=1.96))
     state.write_json_atomic(os.path.join(root, "status.json"), state.new_status("bbb", later, state="succeeded", final_loss=1.96))
     assert cli.main(["status", "--job", job]) == 0
-    assert json.loads(capsys.readouterr().out.rsplit("\n}", 1)[0] + "}")["final_loss"] == 1.96
+    assert _status_output(capsys.readouterr().out)[0]["final_loss"] == 1.96
     assert cli.main(["status", "--job", job, "--run-dir", done]) == 0
-    assert json.loads(capsys.readouterr().out.rsplit("\n}", 1)[0] + "}")["final_loss"] == 1.29
+    assert _status_output(capsys.readouterr().out)[0]["final_loss"] == 1.29
     assert cli.main(["status", "--job", job, "--run-dir", str(tmp_path)]) == 2
     assert "not a run directory of this job" in capsys.readouterr().err
 

@@ -9,7 +9,7 @@ import json
 
 import pytest
 import yaml
-from lora_cases import QWEN25_7B, RX7900XTX_24G
+from lora_cases import QWEN25_7B, RX7900XTX_24G, matching_view
 
 from radeonlab_lora import render, runner, spec as jobspec
 from radeonlab_lora.render import RenderError, config_hash, dataset_info_entry, to_yaml, training_config
@@ -17,7 +17,8 @@ from radeonlab_lora.state import run_dir_for
 
 
 def _prepared(job, facts=None):
-    return runner.prepare(jobspec.normalize(job), facts if facts is not None else job.get("gpu"))
+    facts = facts if facts is not None else job.get("gpu")
+    return runner.prepare(jobspec.normalize(job), facts, matching_view(facts))
 
 
 def test_training_config_keys_and_order(tiny_job):

@@ -8,9 +8,31 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from radeonlab_lora import report
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
+
+GPU_PLAN = {"decision": "train", "device": "gpu", "precision": "bf16", "per_device_train_batch_size": 8, "gradient_accumulation_steps": 1,
+            "gradient_checkpointing": False, "needed_gib": 5.08, "vram_gib": 23.98}
+CPU_PLAN = {"decision": "train", "device": "cpu", "precision": "fp32", "per_device_train_batch_size": 8, "gradient_accumulation_steps": 1,
+            "gradient_checkpointing": False, "needed_gib": 1.2, "available_gib": 17.2}
+GPU_DEVICE = {"requested": "auto", "train_on": "gpu", "ok": True, "reason": "torch sees the GPUs of the facts", "message": "training on the GPU",
+              "facts_gpus": [{"index": 0, "gfx": "gfx1100", "name": "Radeon RX 7900 XTX", "vram_gib": 23.98}]}
+LAB_DEVICE = {**GPU_DEVICE, "train_on": "cpu", "reason": "torch has no HIP here (torch_without_hip)",
+              "message": "training on the CPU: torch has no HIP here (torch_without_hip)"}
+ATTEMPT_OOM = {"settings": {"per_device_train_batch_size": 8, "gradient_accumulation_steps": 1, "gradient_checkpointing": False},
+               "outcome": "failed", "failure": "oom"}
+ATTEMPT_OK = {"settings": {"per_device_train_batch_size": 4, "gradient_accumulation_steps": 2, "gradient_checkpointing": False},
+              "outcome": "succeeded", "failure": None}
+NAVI31_STATUS = {"state": "succeeded", "final_loss": 1.29, "first_loss": 7.84, "duration_s": 17.2, "attention": "sdpa", "global_step": 96,
+                 "max_steps": 96, "plan": GPU_PLAN, "device": GPU_DEVICE, "gpu_plan": None, "attempts": [ATTEMPT_OOM, ATTEMPT_OK],
+                 "retry_reasons": ["out of memory at batch 8: retrying at batch 4 x accumulation 2"],
+                 "peak_memory": {"kind": "gpu_allocated", "gib": 4.61}, "tokens_per_second": 8123.4,
+                 "tokens_per_second_basis": "num_input_tokens_seen / train_runtime"}
+LAB_STATUS = {"state": "succeeded", "final_loss": 1.31, "plan": CPU_PLAN, "device": LAB_DEVICE, "gpu_plan": GPU_PLAN, "attempts": [ATTEMPT_OK],
+              "peak_memory": {"kind": "cpu_rss", "gib": 2.5}, "tokens_per_second": 512.0, "tokens_per_second_basis": "samples x cutoff_len (upper bound)"}
 
 
 def _host(root, name, info, status, plot=True):
@@ -23,18 +45,23 @@ def _host(root, name, info, status, plot=True):
 
 
 def test_report_lists_every_host_with_override_loss_and_embedded_plot(tmp_path):
-    _host(tmp_path, "navi31", {"gpu": "Radeon RX 7900 XTX", "gfx": "gfx1100", "rocm": "6.4.0", "torch": "2.9.1", "hip": "6.4.43482"},
-          {"state": "succeeded", "final_loss": 1.29, "first_loss": 7.84, "duration_s": 17.2, "attention": "sdpa", "global_step": 96, "max_steps": 96})
-    _host(tmp_path, "navi22", {"gpu": "AMD Radeon Graphics", "gfx": "gfx1031", "override": "HSA_OVERRIDE_GFX_VERSION=10.3.0", "torch": "2.9.1"},
-          {"state": "succeeded", "final_loss": 1.31, "retry_reasons": ["HIP error -> sdpa"]}, plot=False)
+    _host(tmp_path, "navi31", {"gpu": "Radeon RX 7900 XTX", "gfx": "gfx1100", "rocm": "6.4.0", "torch": "2.9.1", "hip": "6.4.43482"}, NAVI31_STATUS)
+    _host(tmp_path, "lab", {"gpu": "Radeon RX 7900 XTX", "gfx": "gfx1100", "override": "HSA_OVERRIDE_GFX_VERSION=11.0.0", "torch": "2.9.1",
+                            "this_run": "already done"}, LAB_STATUS, plot=False)
     result = report.write_report(str(tmp_path))
-    assert result["changed"] and result["hosts"] == ["navi22", "navi31"]
+    assert result["changed"] and result["hosts"] == ["lab", "navi31"]
     markdown = (tmp_path / "report.md").read_text()
-    assert "| navi31 | Radeon RX 7900 XTX | gfx1100 | none | 6.4.0 | 2.9.1 / HIP 6.4.43482 | sdpa | succeeded | 1.2900 | 7.8400 | 0:00:17 |" in markdown
-    assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" in markdown and "2.9.1 / no HIP (CPU build)" in markdown
-    assert "![loss of navi31](navi31/training_loss.png)" in markdown and "retried: HIP error -> sdpa" in markdown
+    assert "| navi31 | Radeon RX 7900 XTX | gfx1100 | none | 6.4.0 | 2.9.1 / HIP 6.4.43482 |" in markdown
+    assert ("| navi31 | GPU bf16 | 4 x 2 | off | sdpa | 5.1 of 24.0 GiB VRAM | 4.61 GiB GPU allocated | 8123 | 96/96 | 0:00:17 | 2 (after oom) "
+            "| 7.8400 -> 1.2900 | trained in 2 attempt(s) |") in markdown
+    assert ("| lab | CPU fp32 — torch has no HIP here (torch_without_hip); a real Radeon RX 7900 XTX would get: bf16, batch 8 x 1, ckpt off, 5.1 GiB "
+            "| 4 x 2 | off | - | 1.2 of 17.2 GiB RAM | 2.50 GiB CPU RSS | <= 512 | - | - | 1 | - -> 1.3100 "
+            "| already done (trained earlier: 1 attempt(s)) |") in markdown
+    assert "HSA_OVERRIDE_GFX_VERSION=11.0.0" in markdown and "2.9.1 / no HIP (CPU build)" in markdown
+    assert "![loss of navi31](navi31/training_loss.png)" in markdown and "retried: out of memory at batch 8" in markdown
+    assert "- tokens/s: samples x cutoff_len (upper bound)" in markdown and "- device: training on the CPU" in markdown
     page = (tmp_path / "report.html").read_text()
-    assert page.count("data:image/png;base64,") == 1 and "<td>gfx1031</td>" in page
+    assert page.count("data:image/png;base64,") == 1 and "<td>gfx1100</td>" in page and "<td>&lt;= 512</td>" in page
 
 
 def test_second_report_of_unchanged_results_changes_nothing(tmp_path):
@@ -48,6 +75,33 @@ def test_second_report_of_unchanged_results_changes_nothing(tmp_path):
 def test_missing_files_give_dashes_not_errors(tmp_path):
     (tmp_path / "empty-host").mkdir()
     result = report.write_report(str(tmp_path))
-    assert "| empty-host | - | - | none | - | - | - | not run | - | - | - |" in (tmp_path / "report.md").read_text()
+    markdown = (tmp_path / "report.md").read_text()
+    assert "| empty-host | - | - | none | - | - |" in markdown
+    assert "| empty-host | - | - | - | - | - | - | - | - | - | - | - | not run |" in markdown
     assert result["hosts"] == ["empty-host"]
     assert report.main([str(tmp_path / "nope")]) == 2
+
+
+@pytest.mark.parametrize("info, status, expected", [
+    ({}, {"state": "succeeded", "attempt": 1}, "trained in 1 attempt(s)"),
+    ({"this_run": "already done"}, {"state": "succeeded", "attempts": [{}, {}]}, "already done (trained earlier: 2 attempt(s))"),
+    ({}, {"state": "failed", "device": {"ok": False}}, "failed: refused, the GPU facts and torch disagree"),
+    ({}, {"state": "failed", "plan": {"decision": "refuse"}}, "failed: refused, does not fit"),
+    ({}, {"state": "failed"}, "failed"),
+    ({}, {"state": "running"}, "running"),
+    ({}, {}, "not run"),
+])
+def test_outcome(info, status, expected):
+    assert report.outcome_cell(info, status) == expected
+
+
+@pytest.mark.parametrize("status, expected", [
+    ({"plan": GPU_PLAN}, "GPU bf16"),
+    ({"plan": GPU_PLAN, "device": GPU_DEVICE}, "GPU bf16"),
+    ({"plan": CPU_PLAN, "device": {**LAB_DEVICE, "reason": "lora_job_device: cpu asked for"}, "gpu_plan": {"decision": "refuse", "needed_gib": 22.4}},
+     "CPU fp32 — lora_job_device: cpu asked for; a real Radeon RX 7900 XTX would get: would not fit (needs 22.4 GiB)"),
+    ({"device": {**GPU_DEVICE, "ok": False, "reason": "the GPU facts and torch disagree"}}, "GPU refused: the GPU facts and torch disagree"),
+    ({}, "-"),
+])
+def test_device_cell(status, expected):
+    assert report.device_cell({}, status) == expected

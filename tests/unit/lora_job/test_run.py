@@ -13,7 +13,7 @@ import sys
 import time
 
 import pytest
-from lora_cases import FILES, QWEN25_05B, QWEN25_7B, RX7900XTX_24G, read_calls
+from lora_cases import QWEN25_05B, QWEN25_7B, RX7900XTX_24G, TORCH_RX6800XT_KIB, read_calls, torch_device
 
 from radeonlab_lora import cli, runner, spec as jobspec, state
 
@@ -30,7 +30,7 @@ def root_status(job):
 def start_runner(job, tmp_path, **env):
     path = tmp_path / "job.json"
     path.write_text(json.dumps(job))
-    environment = {**os.environ, "PYTHONPATH": FILES, **env}
+    environment = {**os.environ, **env}  # PYTHONPATH: the fake torch and the runner (conftest)
     return subprocess.Popen([sys.executable, "-m", "radeonlab_lora", "run", "--job", str(path)], env=environment,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
@@ -66,7 +66,8 @@ def test_success_then_already_done(tiny_job, fake_cli):
 def test_rendered_files_in_run_dir(tiny_job, fake_cli):
     run(tiny_job)
     run_dir = root_status(tiny_job)["run_dir"]
-    assert sorted(os.listdir(run_dir)) == ["attempt-1.yaml", "data", "output", "plan.json", "status.json", "train.log", "train.yaml"]
+    assert sorted(os.listdir(run_dir)) == ["attempt-1.yaml", "data", "output", "peak-attempt-1.json", "plan.json", "status.json", "train.log",
+                                           "train.yaml"]
     info = json.load(open(os.path.join(run_dir, "data", "dataset_info.json")))
     assert info["tiny_alpaca"]["file_name"] == tiny_job["dataset"]["file"]
     config = read_calls(fake_cli)[0]["config"]
@@ -189,7 +190,7 @@ def test_sigterm_stops_trainer_records_and_resumes(tiny_job, fake_cli, tmp_path,
 
 
 def test_second_runner_is_locked_out(tiny_job, fake_cli, tmp_path):
-    proc = start_runner(tiny_job, tmp_path, FAKE_LF_STEPS="30", FAKE_LF_SLEEP="0.1")
+    proc = start_runner(tiny_job, tmp_path, FAKE_LF_STEPS="100", FAKE_LF_SLEEP="0.1")
     try:
         wait_for(lambda: (root_status(tiny_job) or {}).get("state") == "running")
         lines = []
@@ -210,7 +211,9 @@ def test_completed_but_unrecorded_is_not_retrained(tiny_job, fake_cli):
     assert len(read_calls(fake_cli)) == 1
 
 
-def test_refusal_does_not_train(tiny_job, fake_cli):
+def test_refusal_does_not_train(tiny_job, fake_cli, monkeypatch):
+    monkeypatch.setenv("FAKE_TORCH_HIP", "6.4.43482")
+    monkeypatch.setenv("FAKE_TORCH_DEVICES", json.dumps([torch_device("Radeon RX 6800 XT", TORCH_RX6800XT_KIB, "gfx1030")]))
     job = {**tiny_job, "model": "Qwen/Qwen2.5-7B-Instruct", "model_config": QWEN25_7B, "gpu": {"vram_kb": 16760832}}
     lines = []
     assert run(job, lines) == runner.EXIT_REFUSED
@@ -243,7 +246,7 @@ def test_missing_local_inputs_are_reported_before_planning(tiny_job, tmp_path):
     assert cli.main(["run", "--job", str(path)]) == 2
 
 
-def test_fallback_to_eager_is_resized(tiny_job, fake_cli, monkeypatch):
+def test_fallback_to_eager_is_resized(tiny_job, fake_cli, gpu_torch, monkeypatch):
     """sdpa fits batch 2 without checkpointing; eager (disabled) at that batch would not: the retry drops to batch 1."""
     monkeypatch.setenv("FAKE_LF_FAIL_ATTN", "sdpa")
     job = {**tiny_job, "model": "Qwen/Qwen2.5-0.5B", "model_config": QWEN25_05B, "cutoff_len": 2048, "attention": "sdpa",

@@ -50,3 +50,22 @@ def test_load_bad_json(tmp_path):
     path.write_text("{nope")
     with pytest.raises(SpecError, match="not JSON"):
         load(str(path))
+
+
+def test_device_defaults_and_choices():
+    spec = normalize(MINIMAL)
+    assert (spec["device"], spec["torch_without_hip"]) == ("auto", False)
+    for device in ("auto", "gpu", "cpu"):
+        assert normalize({**MINIMAL, "device": device, "torch_without_hip": True})["device"] == device
+
+
+@pytest.mark.parametrize("key, value, fragment", [
+    ("device", "cuda", "device must be one of ['auto', 'gpu', 'cpu'], got 'cuda'"),
+    ("device", None, "device must be one of"),
+    ("torch_without_hip", "false", "torch_without_hip must be true or false, got 'false'"),
+    ("torch_without_hip", 1, "torch_without_hip must be true or false, got 1"),
+])
+def test_device_keys_are_validated(key, value, fragment):
+    with pytest.raises(SpecError) as info:
+        normalize({**MINIMAL, key: value})
+    assert fragment in str(info.value)

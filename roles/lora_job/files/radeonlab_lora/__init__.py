@@ -13,8 +13,13 @@ and must not add anything to it. Modules, each a small set of pure functions unl
 - ``failures``   log-tail classification and the retry policy (attention fallback, OOM)
 - ``progress``   ``trainer_log.jsonl`` -> one-line progress
 - ``state``      status file, checkpoints, "already done", the job lock (filesystem)
-- ``runner``     ``run``: the whole job with retries and resume (subprocess)
-- ``cli``        ``python -m radeonlab_lora render|plan|run|status``
+- ``devices``    what torch sees (a child-process probe) against the GPU facts: GPU, CPU or refuse
+- ``launch``     ``python -m radeonlab_lora.launch``: runs ``llamafactory-cli`` in-process, records its peak memory
+- ``measurements`` peak memory per attempt and tokens/s from the trainer's output
+- ``trainer``    one attempt as a subprocess: find the CLI, signals, log tail
+- ``runner``     ``run``: the whole job with retries and resume
+- ``report``     the fleet report over the fetched results (controller side)
+- ``cli``        ``python -m radeonlab_lora render|plan|run|status|check``
 """
 
 __version__ = "1.0.0"

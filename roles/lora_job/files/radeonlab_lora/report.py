@@ -4,9 +4,19 @@
 """The fleet report: one Markdown and one HTML page over the per-host result folders on the controller.
 
 ``python -m radeonlab_lora.report RESULTS_DIR`` reads ``RESULTS_DIR/<host>/{host.json,status.json,
-trainer_state.json,training_loss.png}`` (what the lora_job role fetched) and writes
-``RESULTS_DIR/report.md`` and ``RESULTS_DIR/report.html`` (loss plots embedded as data URIs), only when
-their content changes, so a re-run of an unchanged fleet changes nothing. Prints a JSON summary.
+training_loss.png}`` (what the lora_job role fetched) and writes ``RESULTS_DIR/report.md`` and
+``RESULTS_DIR/report.html`` (loss plots embedded as data URIs), only when their content changes, so a re-run
+of an unchanged fleet changes nothing. Prints a JSON summary.
+
+Two tables: the hosts (GPU, gfx, override, ROCm, torch) and the training (device and precision, batch,
+checkpointing, attention, plan estimate, measured peak, tokens/s, steps, wall time, attempts, loss, outcome),
+then one section per host with the messages, retry reasons and the loss plot. ``host_row`` builds one row
+(column -> text) for both writers.
+
+status.json keys read: state, message, plan, gpu_plan, device, attempts, attempt, retry_reasons, attention,
+peak_memory, tokens_per_second, tokens_per_second_basis, global_step, max_steps, duration_s, first_loss,
+final_loss. host.json keys read: gpu, gfx, override, rocm, torch, hip, attention, attention_reason and
+``this_run`` ("already done" when the play found the job done and did not train).
 """
 
 from __future__ import annotations
@@ -19,15 +29,19 @@ import sys
 
 from .state import read_json, write_text_if_changed
 
-COLUMNS = [
-    ("host", "Host"), ("gpu", "GPU"), ("gfx", "gfx"), ("override", "Override"), ("rocm", "ROCm"),
-    ("torch", "torch / HIP"), ("attention", "Attention"), ("state", "Job"), ("final_loss", "Final loss"),
-    ("first_loss", "First loss"), ("duration", "Duration"),
+HOST_COLUMNS = [("host", "Host"), ("gpu", "GPU"), ("gfx", "gfx"), ("override", "Override"), ("rocm", "ROCm"), ("torch", "torch / HIP")]
+TRAINING_COLUMNS = [
+    ("host", "Host"), ("device", "Device & precision"), ("batch", "Batch x accumulation"), ("checkpointing", "Checkpointing"),
+    ("attention", "Attention"), ("estimate", "Plan estimate"), ("peak", "Measured peak"), ("tokens", "Tokens/s"), ("steps", "Steps"),
+    ("wall", "Wall time"), ("attempts", "Attempts (why)"), ("loss", "Loss first -> final"), ("outcome", "Outcome"),
 ]
+TABLES = [("Hosts", HOST_COLUMNS), ("Training", TRAINING_COLUMNS)]
+PEAK_KINDS = {"gpu_allocated": "GPU allocated", "cpu_rss": "CPU RSS"}
 
 
-def _loss(value) -> str:
-    return "%.4f" % value if isinstance(value, (int, float)) else "-"
+# --------------------------------------------------------------------------------------------- cells
+def _number(value, pattern: str) -> str:
+    return pattern % value if isinstance(value, (int, float)) and not isinstance(value, bool) else "-"
 
 
 def _duration(seconds) -> str:
@@ -38,87 +52,232 @@ def _duration(seconds) -> str:
     return "%d:%02d:%02d" % (hours, minutes, secs)
 
 
-def host_row(results_dir: str, host: str) -> dict:
-    """One table row from a host's folder; missing files give '-' rather than an error."""
-    folder = os.path.join(results_dir, host)
-    info = read_json(os.path.join(folder, "host.json")) or {}
-    status = read_json(os.path.join(folder, "status.json")) or {}
-    torch = info.get("torch") or "-"
-    if info.get("hip"):
-        torch = "%s / HIP %s" % (torch, info["hip"])
-    elif info.get("torch"):
-        torch = "%s / no HIP (CPU build)" % torch
+def plan_summary(plan: dict) -> str:
+    """``bf16, batch 8 x 1, ckpt off, 5.1 GiB`` (or why it would not fit)."""
+    if plan.get("decision") == "refuse":
+        return "would not fit (needs %s GiB)" % _number(plan.get("needed_gib"), "%.1f")
+    checkpointing = "on" if plan.get("gradient_checkpointing") else "off"
+    needed = _number(plan.get("needed_gib"), "%.1f")
+    return "%s, batch %s x %s, ckpt %s, %s GiB" % (plan.get("precision"), plan.get("per_device_train_batch_size"), plan.get("gradient_accumulation_steps"),
+                                                   checkpointing, needed)
+
+
+def _card_name(info: dict, device: dict) -> str:
+    names = [gpu.get("name") for gpu in device.get("facts_gpus") or [] if gpu.get("name")]
+    return info.get("gpu") or " + ".join(names) or "GPU"
+
+
+def device_cell(info: dict, status: dict) -> str:
+    """``GPU bf16``, or ``CPU fp32 — <why>; a real <card> would get: <plan>``."""
+    device, plan = status.get("device") or {}, status.get("plan") or {}
+    where = (device.get("train_on") or plan.get("device") or "").upper()
+    if not where:
+        return "-"
+    if device and not device.get("ok", True):
+        return "%s refused: %s" % (where, device.get("reason") or "device mismatch")
+    text = "%s %s" % (where, plan.get("precision") or "")
+    if where == "CPU" and device.get("reason"):
+        text += " — %s" % device["reason"]
+    if status.get("gpu_plan"):
+        text += "; a real %s would get: %s" % (_card_name(info, device), plan_summary(status["gpu_plan"]))
+    return text.strip()
+
+
+def _last_settings(status: dict) -> dict:
+    attempts = status.get("attempts") or []
+    return (attempts[-1].get("settings") or {}) if attempts else {}
+
+
+def batch_cell(status: dict) -> str:
+    settings, plan = _last_settings(status), status.get("plan") or {}
+    batch = settings.get("per_device_train_batch_size", plan.get("per_device_train_batch_size"))
+    accumulation = settings.get("gradient_accumulation_steps", plan.get("gradient_accumulation_steps"))
+    return "%s x %s" % (batch, accumulation) if batch is not None else "-"
+
+
+def checkpointing_cell(status: dict) -> str:
+    settings, plan = _last_settings(status), status.get("plan") or {}
+    value = settings.get("gradient_checkpointing", plan.get("gradient_checkpointing"))
+    return "-" if value is None else ("on" if value else "off")
+
+
+def attention_cell(info: dict, status: dict) -> str:
     attention = status.get("attention") or info.get("attention") or "-"
-    if info.get("attention_reason"):
-        attention = "%s (%s)" % (attention, info["attention_reason"])
+    return "%s (%s)" % (attention, info["attention_reason"]) if info.get("attention_reason") else attention
+
+
+def _gib(value: float) -> str:
+    """GiB with one decimal, two below 1 GiB (a tiny model's plan would read 0.0)."""
+    return ("%.1f" if value >= 1 else "%.2f") % value
+
+
+def estimate_cell(status: dict) -> str:
+    plan = status.get("plan") or {}
+    if plan.get("needed_gib") is None:
+        return "-"
+    if plan.get("vram_gib") is not None:
+        return "%s of %s GiB VRAM" % (_gib(plan["needed_gib"]), _gib(plan["vram_gib"]))
+    if plan.get("available_gib") is not None:
+        return "%s of %s GiB RAM" % (_gib(plan["needed_gib"]), _gib(plan["available_gib"]))
+    return "%s GiB" % _gib(plan["needed_gib"])
+
+
+def peak_cell(status: dict) -> str:
+    peak = status.get("peak_memory") or {}
+    return "%.2f GiB %s" % (peak["gib"], PEAK_KINDS.get(peak.get("kind"), peak.get("kind"))) if peak.get("gib") is not None else "-"
+
+
+def tokens_cell(status: dict) -> str:
+    rate = status.get("tokens_per_second")
+    if not isinstance(rate, (int, float)):
+        return "-"
+    bound = "<= " if "upper bound" in (status.get("tokens_per_second_basis") or "") else ""
+    return "%s%.0f" % (bound, rate)
+
+
+def attempts_cell(status: dict) -> str:
+    attempts = status.get("attempts") or []
+    count = len(attempts) or status.get("attempt") or 0
+    why = [attempt.get("failure") or attempt.get("outcome") for attempt in attempts if attempt.get("outcome") not in (None, "succeeded")]
+    if not count:
+        return "-"
+    return "%d (after %s)" % (count, ", ".join(why)) if why else str(count)
+
+
+def outcome_cell(info: dict, status: dict) -> str:
+    current = status.get("state")
+    attempts = len(status.get("attempts") or []) or status.get("attempt") or 0
+    if current == "succeeded" and info.get("this_run") == "already done":
+        return "already done (trained earlier: %d attempt(s))" % attempts if attempts else "already done (trained earlier)"
+    if current == "succeeded":
+        return "trained in %d attempt(s)" % attempts if attempts else "trained"
+    if current == "failed" and (status.get("device") or {}).get("ok") is False:
+        return "failed: refused, the GPU facts and torch disagree"
+    if current == "failed" and (status.get("plan") or {}).get("decision") == "refuse":
+        return "failed: refused, does not fit"
+    return current or "not run"
+
+
+def loss_cell(status: dict) -> str:
+    first, final = _number(status.get("first_loss"), "%.4f"), _number(status.get("final_loss"), "%.4f")
+    return "-" if first == final == "-" else "%s -> %s" % (first, final)
+
+
+def torch_cell(info: dict) -> str:
+    if info.get("hip"):
+        return "%s / HIP %s" % (info.get("torch") or "-", info["hip"])
+    return "%s / no HIP (CPU build)" % info["torch"] if info.get("torch") else "-"
+
+
+def host_row(host: str, info: dict, status: dict) -> dict:
+    """One host as column -> text for both tables (missing data gives '-')."""
     return {
         "host": host,
         "gpu": info.get("gpu") or "-",
         "gfx": info.get("gfx") or "-",
         "override": info.get("override") or "none",
         "rocm": info.get("rocm") or "-",
-        "torch": torch,
-        "attention": attention,
-        "state": status.get("state") or "not run",
-        "final_loss": _loss(status.get("final_loss")),
-        "first_loss": _loss(status.get("first_loss")),
-        "duration": _duration(status.get("duration_s")),
-        "steps": "%s/%s" % (status.get("global_step", "-"), status.get("max_steps", "-")),
-        "retries": status.get("retry_reasons") or [],
-        "message": status.get("message") or "",
-        "plot": os.path.join(host, "training_loss.png") if os.path.isfile(os.path.join(folder, "training_loss.png")) else None,
+        "torch": torch_cell(info),
+        "device": device_cell(info, status),
+        "batch": batch_cell(status),
+        "checkpointing": checkpointing_cell(status),
+        "attention": attention_cell(info, status),
+        "estimate": estimate_cell(status),
+        "peak": peak_cell(status),
+        "tokens": tokens_cell(status),
+        "steps": "%s/%s" % (status.get("global_step", "-"), status.get("max_steps", "-")) if status.get("global_step") is not None else "-",
+        "wall": _duration(status.get("duration_s")),
+        "attempts": attempts_cell(status),
+        "loss": loss_cell(status),
+        "outcome": outcome_cell(info, status),
     }
+
+
+def summary_line(row: dict) -> str:
+    """``trained in 2 attempt(s); GPU bf16; steps 96/96``: the first line of a host's section."""
+    return "; ".join([row["outcome"]] + ["%s%s" % (label, row[key]) for label, key in (("", "device"), ("steps ", "steps")) if row[key] != "-"])
+
+
+def host_notes(status: dict) -> list:
+    """The lines of a host's section: the status message, the device decision, the tokens/s basis, the retries."""
+    notes = [status["message"]] if status.get("message") else []
+    device = status.get("device") or {}
+    if device.get("message") and device.get("message") != status.get("message") and (device.get("train_on") == "cpu" or not device.get("ok")):
+        notes.append("device: %s" % device["message"])
+    if status.get("tokens_per_second_basis"):
+        notes.append("tokens/s: %s" % status["tokens_per_second_basis"])
+    notes += ["retried: %s" % reason for reason in status.get("retry_reasons") or []]
+    return notes
+
+
+# --------------------------------------------------------------------------------------------- pages
+def load_host(results_dir: str, host: str) -> dict:
+    folder = os.path.join(results_dir, host)
+    info = read_json(os.path.join(folder, "host.json")) or {}
+    status = read_json(os.path.join(folder, "status.json")) or {}
+    plot = os.path.join(host, "training_loss.png") if os.path.isfile(os.path.join(folder, "training_loss.png")) else None
+    return {"row": host_row(host, info, status), "notes": host_notes(status), "plot": plot}
 
 
 def hosts(results_dir: str) -> list:
     return sorted(name for name in os.listdir(results_dir) if os.path.isdir(os.path.join(results_dir, name)))
 
 
-def render_markdown(title: str, rows: list) -> str:
-    lines = ["# %s" % title, "", "| %s |" % " | ".join(label for _key, label in COLUMNS), "|%s" % ("---|" * len(COLUMNS))]
-    for row in rows:
-        lines.append("| %s |" % " | ".join(str(row[key]).replace("|", "\\|") for key, _label in COLUMNS))
-    for row in rows:
-        lines += ["", "## %s" % row["host"], "", "- job: %s, steps %s" % (row["state"], row["steps"])]
-        if row["message"]:
-            lines.append("- %s" % row["message"])
-        for reason in row["retries"]:
-            lines.append("- retried: %s" % reason)
-        if row["plot"]:
-            lines += ["", "![loss of %s](%s)" % (row["host"], row["plot"])]
+def _markdown_table(columns: list, rows: list) -> list:
+    lines = ["| %s |" % " | ".join(label for _key, label in columns), "|%s" % ("---|" * len(columns))]
+    return lines + ["| %s |" % " | ".join(str(row[key]).replace("|", "\\|") for key, _label in columns) for row in rows]
+
+
+def render_markdown(title: str, entries: list) -> str:
+    rows = [entry["row"] for entry in entries]
+    lines = ["# %s" % title]
+    for heading, columns in TABLES:
+        lines += ["", "## %s" % heading, ""] + _markdown_table(columns, rows)
+    for entry in entries:
+        row = entry["row"]
+        lines += ["", "## %s" % row["host"], "", "- %s" % summary_line(row)]
+        lines += ["- %s" % note for note in entry["notes"]]
+        if entry["plot"]:
+            lines += ["", "![loss of %s](%s)" % (row["host"], entry["plot"])]
     return "\n".join(lines) + "\n"
 
 
-def render_html(title: str, rows: list, results_dir: str) -> str:
+def _html_table(columns: list, rows: list) -> str:
     esc = html.escape
-    head = "".join("<th>%s</th>" % esc(label) for _key, label in COLUMNS)
-    body = "".join("<tr>%s</tr>" % "".join("<td>%s</td>" % esc(str(row[key])) for key, _label in COLUMNS) for row in rows)
+    head = "".join("<th>%s</th>" % esc(label) for _key, label in columns)
+    body = "".join("<tr>%s</tr>" % "".join("<td>%s</td>" % esc(str(row[key])) for key, _label in columns) for row in rows)
+    return "<table><tr>%s</tr>%s</table>" % (head, body)
+
+
+def render_html(title: str, entries: list, results_dir: str) -> str:
+    esc = html.escape
+    rows = [entry["row"] for entry in entries]
+    tables = "\n".join("<h2>%s</h2>\n%s" % (esc(heading), _html_table(columns, rows)) for heading, columns in TABLES)
     sections = []
-    for row in rows:
-        parts = ["<h2>%s</h2>" % esc(row["host"]), "<p>job: %s, steps %s</p>" % (esc(row["state"]), esc(row["steps"]))]
-        if row["message"]:
-            parts.append("<p>%s</p>" % esc(row["message"]))
-        parts += ["<p>retried: %s</p>" % esc(reason) for reason in row["retries"]]
-        if row["plot"]:
-            with open(os.path.join(results_dir, row["plot"]), "rb") as handle:
+    for entry in entries:
+        row = entry["row"]
+        parts = ["<h2>%s</h2>" % esc(row["host"]), "<p>%s</p>" % esc(summary_line(row))]
+        parts += ["<p>%s</p>" % esc(note) for note in entry["notes"]]
+        if entry["plot"]:
+            with open(os.path.join(results_dir, entry["plot"]), "rb") as handle:
                 data = base64.b64encode(handle.read()).decode("ascii")
             parts.append('<img alt="loss of %s" src="data:image/png;base64,%s">' % (esc(row["host"]), data))
         sections.append("\n".join(parts))
     return (
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>%s</title>\n"
         "<style>body{font-family:sans-serif}table{border-collapse:collapse}td,th{border:1px solid #999;padding:4px}"
-        "img{max-width:640px}</style></head>\n<body><h1>%s</h1>\n<table><tr>%s</tr>%s</table>\n%s\n</body></html>\n"
-        % (esc(title), esc(title), head, body, "\n".join(sections))
+        "img{max-width:640px}</style></head>\n<body><h1>%s</h1>\n%s\n%s\n</body></html>\n"
+        % (esc(title), esc(title), tables, "\n".join(sections))
     )
 
 
 def write_report(results_dir: str, title: str = "radeonlab.llm LoRA fleet report") -> dict:
-    rows = [host_row(results_dir, host) for host in hosts(results_dir)]
+    entries = [load_host(results_dir, host) for host in hosts(results_dir)]
     changed = {
-        "report.md": write_text_if_changed(os.path.join(results_dir, "report.md"), render_markdown(title, rows)),
-        "report.html": write_text_if_changed(os.path.join(results_dir, "report.html"), render_html(title, rows, results_dir)),
+        "report.md": write_text_if_changed(os.path.join(results_dir, "report.md"), render_markdown(title, entries)),
+        "report.html": write_text_if_changed(os.path.join(results_dir, "report.html"), render_html(title, entries, results_dir)),
     }
-    return {"changed": any(changed.values()), "files": changed, "hosts": [row["host"] for row in rows],
+    return {"changed": any(changed.values()), "files": changed, "hosts": [entry["row"]["host"] for entry in entries],
             "markdown": os.path.join(results_dir, "report.md"), "html": os.path.join(results_dir, "report.html")}
 
 

@@ -14,27 +14,29 @@ Meant to be the ``ExecStart`` of a systemd unit (so an SSH drop does not end it)
 - A trainer that finished but whose runner died before recording it is recognised (final adapter +
   trainer_state.json) and recorded as succeeded without training again.
 
-Exit codes: 0 succeeded or already done, 1 training failed, 2 refused or invalid job, 75 another runner
-holds the job, 128+N interrupted by signal N.
+Before anything is planned the device is decided (``devices.decide``: the GPU facts against what torch sees
+in the trainer's environment); the plan is made for the device training will use. A disagreement refuses
+the job (``DeviceMismatch``) before the first step. Each attempt runs as
+``python -m radeonlab_lora.launch --peak-file <run_dir>/peak-attempt-N.json <cli> train attempt-N.yaml``,
+which records the trainer's peak memory.
+
+Exit codes: 0 succeeded or already done, 1 training failed, 2 refused (memory or device) or invalid job,
+75 another runner holds the job, 128+N interrupted by signal N.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import signal
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
 
-from . import failures, progress, render, sizing, state
+from . import devices, failures, measurements, progress, render, sizing, state
 from .modelshape import ModelShape, shape_for_job
 from .spec import SpecError
+from .trainer import Signals, find_cli, run_trainer
 
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED, EXIT_LOCKED = 0, 1, 2, 75
-KILL_GRACE_S = 30.0
-LOG_TAIL_BYTES = 64 * 1024
 
 
 @dataclass
@@ -47,6 +49,13 @@ class Prepared:
     dataset_sha256: str | None
     config_hash: str
     run_dir: str
+    decision: devices.Decision
+    view: dict  # what torch saw (devices.torch_view)
+    gpu_plan: sizing.Plan | None = None  # what the facts' GPU would get, when training goes to the CPU instead
+
+    @property
+    def device_info(self) -> dict:
+        return device_record(self.decision, self.view)
 
     @property
     def root(self) -> str:
@@ -62,9 +71,40 @@ class Prepared:
 
 
 class Refused(Exception):
-    def __init__(self, plan: sizing.Plan):
+    """The plan does not fit the device training would use."""
+
+    def __init__(self, plan: sizing.Plan, device_info: dict | None = None):
         super().__init__(plan.message)
         self.plan = plan
+        self.device_info = device_info
+
+
+class DeviceMismatch(Exception):
+    """The GPU facts and torch disagree (or the job asks for a GPU there is none of): not started."""
+
+    def __init__(self, decision: devices.Decision, view: dict, intended_hash: str | None = None):
+        super().__init__(decision.message)
+        self.decision = decision
+        self.view = view
+        self.intended_hash = intended_hash  # the config hash of the facts' GPU plan (whose run dir a check may have named)
+
+    @property
+    def device_info(self) -> dict:
+        return device_record(self.decision, self.view)
+
+
+def device_record(decision: devices.Decision, view: dict | None) -> dict:
+    """What the status and ``check`` say about the device: the decision and a summary of torch's view."""
+    return {**decision.as_dict(), "torch": devices.view_summary(view or {})}
+
+
+def trainer_env(spec: dict) -> dict:
+    """The trainer's environment (the torch probe runs in the same one)."""
+    return {**os.environ, **spec["env"], "PYTHONUNBUFFERED": "1"}
+
+
+def cpu_device(facts_device: sizing.Device) -> sizing.Device:
+    return sizing.Device(vram_kib=None, ram_kib=facts_device.ram_kib, name="CPU")
 
 
 def make_plan(spec: dict, shape: ModelShape, device: sizing.Device, attention: str | None = None) -> sizing.Plan:
@@ -79,20 +119,48 @@ def make_plan(spec: dict, shape: ModelShape, device: sizing.Device, attention: s
     )
 
 
-def prepare(spec: dict, facts: dict | None) -> Prepared:
-    """Everything that decides the job, without writing anything (reads the dataset and model files). Raises Refused."""
+def prepare(spec: dict, facts: dict | None, view: dict | None = None) -> Prepared:
+    """Everything that decides the job, without writing anything (reads the dataset and model files).
+
+    ``view``: what torch sees (``devices.torch_view``); None probes it in the trainer's environment.
+    Raises DeviceMismatch or Refused.
+    """
     _check_local_inputs(spec)
     shape = shape_for_job(spec["model"], spec["model_params_b"], spec["model_config"])
-    device = sizing.device_from_facts(facts)
+    facts_device = sizing.device_from_facts(facts)
+    if view is None:
+        view = devices.probe(trainer_env(spec))
+    decision = devices.decide(devices.gpus_from_facts(facts), spec["device"], view, spec["torch_without_hip"])
+    identity = _hash_inputs(spec)
+    if not decision.ok:
+        raise DeviceMismatch(decision, view, _intended_hash(spec, shape, facts_device, identity))
+    device = facts_device if decision.train_on == "gpu" else cpu_device(facts_device)
     plan = make_plan(spec, shape, device)
     if plan.refused:
-        raise Refused(plan)
-    entry = render.dataset_info_entry(spec)
+        raise Refused(plan, device_record(decision, view))
+    gpu_plan = make_plan(spec, shape, facts_device) if decision.train_on == "cpu" and facts_device.is_gpu else None
+    config_hash = _config_hash(spec, plan, identity)
+    return Prepared(spec, shape, device, plan, identity[0], identity[1], config_hash, state.run_dir_for(spec["output_dir"], config_hash),
+                    decision, view, gpu_plan)
+
+
+def _hash_inputs(spec: dict) -> tuple:
+    """(dataset_info entry, dataset sha256, model fingerprint): what the hash covers besides the training config."""
     dataset_file = spec["dataset"].get("file")
-    digest = render.file_sha256(dataset_file) if dataset_file else None
+    return render.dataset_info_entry(spec), render.file_sha256(dataset_file) if dataset_file else None, render.model_fingerprint(spec["model"])
+
+
+def _config_hash(spec: dict, plan: sizing.Plan, identity: tuple) -> str:
     probe = render.training_config(spec, plan, output_dir="", dataset_dir="")
-    config_hash = render.config_hash(probe, entry, digest, render.model_fingerprint(spec["model"]))
-    return Prepared(spec, shape, device, plan, entry, digest, config_hash, state.run_dir_for(spec["output_dir"], config_hash))
+    return render.config_hash(probe, *identity)
+
+
+def _intended_hash(spec: dict, shape: ModelShape, facts_device: sizing.Device, identity: tuple) -> str | None:
+    """The config hash of the plan for the facts' GPU (its run dir is where a ``check`` that saw no mismatch pointed)."""
+    if not facts_device.is_gpu:
+        return None
+    plan = make_plan(spec, shape, facts_device)
+    return None if plan.refused else _config_hash(spec, plan, identity)
 
 
 def _check_local_inputs(spec: dict) -> None:
@@ -159,78 +227,6 @@ def refit_for_attention(prepared: Prepared, settings: dict) -> tuple[dict, str |
     return adjusted, None
 
 
-def find_cli(name: str, env: dict) -> str | None:
-    if os.path.isabs(name):
-        return name if os.access(name, os.X_OK) else None
-    found = shutil.which(name, path=env.get("PATH"))
-    if found:
-        return found
-    beside = os.path.join(os.path.dirname(sys.executable), name)  # the training venv's bin/, when PATH lacks it (systemd)
-    return beside if os.access(beside, os.X_OK) else None
-
-
-# ---------------------------------------------------------------------------------------------
-class _Signals:
-    """Records the first SIGTERM/SIGINT and forwards it to the trainer's process group."""
-
-    def __init__(self):
-        self.received: int | None = None
-        self.at: float | None = None
-        self.child: subprocess.Popen | None = None
-        self._saved: dict = {}
-
-    def install(self) -> None:
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            self._saved[signum] = signal.signal(signum, self._handle)
-        self._saved[signal.SIGHUP] = signal.signal(signal.SIGHUP, signal.SIG_IGN)
-
-    def restore(self) -> None:
-        for signum, handler in self._saved.items():
-            signal.signal(signum, handler)
-
-    def _handle(self, signum, _frame) -> None:
-        if self.received is None:
-            self.received, self.at = signum, time.monotonic()
-        self.kill_child(signal.SIGTERM)
-
-    def kill_child(self, signum: int) -> None:
-        if self.child is not None and self.child.poll() is None:
-            try:
-                os.killpg(self.child.pid, signum)
-            except ProcessLookupError:
-                pass
-
-
-def _read_tail(path: str, offset: int) -> str:
-    with open(path, "rb") as handle:
-        handle.seek(0, os.SEEK_END)
-        end = handle.tell()
-        handle.seek(max(offset, end - LOG_TAIL_BYTES))
-        return handle.read().decode("utf-8", errors="replace")
-
-
-def run_trainer(argv: list[str], env: dict, log_path: str, lock_fd: int, signals: _Signals, on_tick, tick_s: float) -> tuple[int, str]:
-    """Run one attempt; stdout+stderr appended to ``log_path``. Returns (returncode, this attempt's log tail)."""
-    with open(log_path, "ab") as log:
-        offset = log.tell()
-        child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                 start_new_session=True, pass_fds=(lock_fd,))
-        signals.child = child
-        try:
-            while True:
-                try:
-                    returncode = child.wait(timeout=tick_s if signals.received is None else 1.0)
-                    break
-                except subprocess.TimeoutExpired:
-                    if signals.received is not None and time.monotonic() - signals.at > KILL_GRACE_S:
-                        signals.kill_child(signal.SIGKILL)
-                    else:
-                        on_tick()
-        finally:
-            signals.child = None
-    return returncode, _read_tail(log_path, offset)
-
-
 # ---------------------------------------------------------------------------------------------
 class Job:
     """One ``run`` invocation: holds the status dict and writes it to the run dir and the job root."""
@@ -247,6 +243,8 @@ class Job:
         if not status or status.get("config_hash") != self.p.config_hash:
             status = state.new_status(self.p.config_hash, self.p.run_dir)
         status["plan"] = self.p.plan.as_dict()
+        status["device"] = self.p.device_info
+        status["gpu_plan"] = self.p.gpu_plan.as_dict() if self.p.gpu_plan else None
         status["job"] = self.p.spec["name"]
         status["model"] = self.p.spec["model"]
         status["output_dir"] = self.p.output_dir
@@ -279,6 +277,10 @@ class Job:
                 progress=progress.progress_line(summary),
                 adapter_dir=self.p.output_dir,
             )
+            attempts = self.status.get("attempts") or []
+            resumed = bool(attempts and attempts[-1].get("resumed_from"))
+            rate, basis = measurements.tokens_per_second(self.p.output_dir, self.p.spec["cutoff_len"], resumed)
+            self.status.update(tokens_per_second=rate, tokens_per_second_basis=basis)
         self.save()
         self.out(f"{state_name}: {message}")
 
@@ -293,21 +295,26 @@ class Job:
         return dict(attempts[-1]["settings"]) if attempts else None
 
 
-def run_job(spec: dict, facts: dict | None, out=print) -> int:
+def run_job(spec: dict, facts: dict | None, out=print, view: dict | None = None) -> int:
+    """The ``run`` command. ``view`` (what torch sees) defaults to a probe in the trainer's environment."""
+    if view is None:
+        view = devices.probe(trainer_env(spec))
     try:
-        prepared = prepare(spec, facts)
+        prepared = prepare(spec, facts, view)
     except Refused as refused:
         status = state.new_status(None, None, state="failed", message=refused.plan.message, plan=refused.plan.as_dict(),
-                                  job=spec["name"], model=spec["model"], finished_at=state.now_iso())
+                                  device=refused.device_info, job=spec["name"], model=spec["model"], finished_at=state.now_iso())
         state.write_json_atomic(os.path.join(spec["output_dir"], state.STATUS_FILE), status)
         out(refused.plan.message)
         return EXIT_REFUSED
+    except DeviceMismatch as mismatch:
+        return _record_device_refusal(spec, mismatch, out)
 
     lock = state.JobLock(prepared.root)
     if not lock.acquire():
         out(f"another runner (or its trainer) is working on {prepared.root}; not starting a second one")
         return EXIT_LOCKED
-    signals = _Signals()
+    signals = Signals()
     signals.install()
     try:
         return _run_locked(prepared, lock, signals, out)
@@ -316,7 +323,41 @@ def run_job(spec: dict, facts: dict | None, out=print) -> int:
         lock.release()
 
 
-def _run_locked(prepared: Prepared, lock: state.JobLock, signals: _Signals, out) -> int:
+def _record_device_refusal(spec: dict, mismatch: DeviceMismatch, out) -> int:
+    """A failed status saying why (no attempt, no training), in the job root and in the run dir ``check`` named.
+
+    Under the job lock (never over a live run's status); a run dir that already succeeded is left as it is.
+    """
+    root = spec["output_dir"]
+    lock = state.JobLock(root)
+    if not lock.acquire():
+        out(f"another runner (or its trainer) is working on {root}; not starting a second one")
+        return EXIT_LOCKED
+    try:
+        fields = {"state": "failed", "message": mismatch.decision.message, "device": mismatch.device_info,
+                  "finished_at": state.now_iso(), "pid": None}
+        config_hash = mismatch.intended_hash
+        run_dir = state.run_dir_for(root, config_hash) if config_hash else None
+        if run_dir and not _succeeded(run_dir):
+            status = state.read_json(os.path.join(run_dir, state.STATUS_FILE))
+            if not status or status.get("config_hash") != config_hash:
+                status = state.new_status(config_hash, run_dir, job=spec["name"], model=spec["model"])
+            status.update(fields)
+            state.write_json_atomic(os.path.join(run_dir, state.STATUS_FILE), status)
+        else:
+            status = state.new_status(None, None, job=spec["name"], model=spec["model"], **fields)
+        state.write_json_atomic(os.path.join(root, state.STATUS_FILE), status)
+    finally:
+        lock.release()
+    out(mismatch.decision.message)
+    return EXIT_REFUSED
+
+
+def _succeeded(run_dir: str) -> bool:
+    return (state.read_json(os.path.join(run_dir, state.STATUS_FILE)) or {}).get("state") == "succeeded"
+
+
+def _run_locked(prepared: Prepared, lock: state.JobLock, signals: Signals, out) -> int:
     if state.is_done(prepared.run_dir, prepared.config_hash):
         status = state.read_json(os.path.join(prepared.run_dir, state.STATUS_FILE))
         state.write_json_atomic(os.path.join(prepared.root, state.STATUS_FILE), status)
@@ -330,7 +371,8 @@ def _run_locked(prepared: Prepared, lock: state.JobLock, signals: _Signals, out)
         return EXIT_OK
 
     write_run_files(prepared)
-    env = {**os.environ, **prepared.spec["env"], "PYTHONUNBUFFERED": "1"}
+    env = devices.child_env(trainer_env(prepared.spec))
+    out(prepared.decision.message)
     cli = find_cli(prepared.spec["llamafactory_cli"], env)
     if cli is None:
         job.finish("failed", f"{prepared.spec['llamafactory_cli']} not found (PATH or beside {sys.executable})")
@@ -356,7 +398,7 @@ def _run_locked(prepared: Prepared, lock: state.JobLock, signals: _Signals, out)
         state.write_text_if_changed(attempt_yaml, render.to_yaml(attempt_config(train_cfg, settings, resume), f"attempt {number}: {reason}"))
         record = {"number": number, "settings": dict(settings), "reason": reason, "resumed_from": resume and os.path.basename(resume),
                   "started_at": state.now_iso(), "finished_at": None, "duration_s": None, "returncode": None,
-                  "outcome": None, "failure": None, "evidence": None}
+                  "outcome": None, "failure": None, "evidence": None, "peak_memory": None}
         job.status["attempts"].append(record)
         job.status.update(state="running", attempt=number, attention=settings["flash_attn"], pid=os.getpid(), finished_at=None,
                           message=f"attempt {number} running" + (f", resumed from {record['resumed_from']}" if resume else ""))
@@ -368,10 +410,15 @@ def _run_locked(prepared: Prepared, lock: state.JobLock, signals: _Signals, out)
             log.write(f"\n===== radeonlab_lora attempt {number} {record['started_at']} flash_attn={settings['flash_attn']} "
                       f"batch={settings['per_device_train_batch_size']}x{settings['gradient_accumulation_steps']} "
                       f"ckpt={settings['gradient_checkpointing']} resume={resume} env+={sorted(prepared.spec['env'])} =====\n")
+        peak_file = os.path.join(prepared.run_dir, f"peak-attempt-{number}.json")
+        if os.path.exists(peak_file):
+            os.unlink(peak_file)  # left by an attempt of a status that was lost: not this attempt's
+        argv = [sys.executable, "-m", "radeonlab_lora.launch", "--peak-file", peak_file, cli, "train", attempt_yaml]
         started = time.monotonic()
-        returncode, tail = run_trainer([cli, "train", attempt_yaml], env, log_path, lock.fd, signals, job.tick, prepared.spec["progress_interval_s"])
+        returncode, tail = run_trainer(argv, env, log_path, lock.fd, signals, job.tick, prepared.spec["progress_interval_s"])
         elapsed = round(time.monotonic() - started, 2)
-        record.update(finished_at=state.now_iso(), duration_s=elapsed, returncode=returncode)
+        record.update(finished_at=state.now_iso(), duration_s=elapsed, returncode=returncode, peak_memory=measurements.attempt_peak(peak_file))
+        job.status["peak_memory"] = measurements.run_peak(job.status["attempts"])
         job.status["duration_s"] = round(float(job.status.get("duration_s") or 0) + elapsed, 2)
         job.tick()
 

@@ -20,7 +20,10 @@ Example (every key but model, template, dataset and output_dir is optional)::
       "effective_batch_size": 8,                   # per_device batch x accumulation target
       "attention": "sdpa",                         # the llamafactory role's choice: auto | disabled | sdpa | fa2
       "allow_qlora": false,                        # the job may fall back to 4-bit QLoRA (needs bitsandbytes_ok in the GPU facts)
-      "env": {"HF_ENDPOINT": "https://hf-mirror.example"}   # for llamafactory-cli only; never written to status or log
+      "device": "auto",                            # auto: the GPUs of the facts when there are any | gpu: refuse without one | cpu
+      "torch_without_hip": false,                  # the lab's switch: torch has no HIP here, so GPU facts + a torch that sees
+                                                   # no GPU train on the CPU (with device auto) instead of refusing
+      "env": {"HF_ENDPOINT": "https://hf-mirror.example"}   # for llamafactory-cli (and the torch probe) only; never written to status or log
     }
 
 ``env`` values are secrets-safe: only their names are ever recorded.
@@ -33,6 +36,7 @@ import json
 import os
 
 ATTENTION_CHOICES = ("auto", "disabled", "sdpa", "fa2")
+DEVICE_CHOICES = ("auto", "gpu", "cpu")
 DATASET_SOURCES = ("file", "hf_hub_url", "ms_hub_url")
 ALPACA_COLUMNS = {"prompt": "instruction", "query": "input", "response": "output", "system": "system", "history": "history"}
 
@@ -52,6 +56,8 @@ DEFAULTS: dict = {
     "effective_batch_size": 8,
     "attention": "auto",
     "allow_qlora": False,
+    "device": "auto",
+    "torch_without_hip": False,
     "packing": False,
     "trust_remote_code": False,
     "lr_scheduler_type": "cosine",
@@ -104,6 +110,10 @@ def normalize(raw: dict) -> dict:
         problems.append(f"unknown keys {unknown} (LLaMA-Factory arguments go into extra_args)")
     if spec["attention"] not in ATTENTION_CHOICES:
         problems.append(f"attention must be one of {list(ATTENTION_CHOICES)}, got {spec['attention']!r}")
+    if spec["device"] not in DEVICE_CHOICES:
+        problems.append(f"device must be one of {list(DEVICE_CHOICES)}, got {spec['device']!r}")
+    if not isinstance(spec["torch_without_hip"], bool):
+        problems.append(f"torch_without_hip must be true or false, got {spec['torch_without_hip']!r}")
 
     dataset = spec.get("dataset")
     if dataset is not None:

@@ -116,6 +116,11 @@ def new_status(config_hash: str | None, run_dir: str | None, **fields) -> dict:
         "progress": None,
         "message": "",
         "pid": None,
+        "device": None,
+        "gpu_plan": None,
+        "peak_memory": None,
+        "tokens_per_second": None,
+        "tokens_per_second_basis": None,
     }
     status.update(fields)
     return status
