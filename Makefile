@@ -75,7 +75,7 @@ sanity: sanity-bootstrap ## ansible-test sanity on a copy installed as ansible_c
 
 .PHONY: units
 units: venv ## Plain pytest over module_utils, modules, filters, role specs
-	pytest -q tests/unit
+	pytest -q -rs tests/unit
 
 .PHONY: changelog-lint
 changelog-lint: venv

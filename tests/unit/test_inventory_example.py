@@ -78,7 +78,7 @@ def test_example_value_passes_the_role_spec(where, name, value):
     role = _role_of(name)
     options = _options(role)
     assert name in options, "%s (%s) is not a documented variable of role %s: a typo the play would ignore" % (name, where, role)
-    plain = {n: v for _, n, v in _inventory_vars()}
+    plain = {variable: value for _where, variable, value in _inventory_vars()}
     value = _resolved(value, plain)
     if isinstance(value, str) and TEMPLATED.search(value):
         assert options[name].get("type", "str") in ("str", "path", "raw"), (

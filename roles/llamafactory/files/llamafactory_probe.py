@@ -17,6 +17,7 @@ FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE): "ck" = the compiled extension flash_att
 (CK on ROCm, CUDA elsewhere), "triton" = the AMD Triton backend package flash_attn.flash_attn_triton_amd is.
 Prints one JSON object on the last line; exit status 0 unless the arguments are wrong.
 """
+import importlib.machinery
 import importlib.util
 import json
 import re
@@ -35,8 +36,16 @@ def _version(name):
 
 
 def _spec(name):
+    """Is module NAME installed? Found on the path without importing it or its parent packages
+    (importlib.util.find_spec would import flash_attn to look for flash_attn.flash_attn_triton_amd)."""
+    parts = name.split(".")
     try:
-        return importlib.util.find_spec(name) is not None
+        spec = importlib.util.find_spec(parts[0])
+        for part in parts[1:]:
+            if spec is None or not spec.submodule_search_locations:
+                return False
+            spec = importlib.machinery.PathFinder.find_spec(part, list(spec.submodule_search_locations))
+        return spec is not None
     except (ImportError, ValueError):
         return False
 

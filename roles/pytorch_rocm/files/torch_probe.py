@@ -7,9 +7,10 @@
     <venv>/bin/python torch_probe.py 'torch==2.9.1+rocm6.4' 'torchvision==0.24.1+rocm6.4' ...
 
 Prints one JSON object: {"satisfied": bool, "installed": {name: version}, "problems": [text]}.
-Checks each requirement and, recursively, the unconditional dependencies of what it finds, the way
-pip would, but without pip's network access, so a satisfied venv costs no download at all. Uses the
-``packaging`` copy that every pip vendors; read-only; exit status 0 unless the arguments are wrong.
+Checks each requirement and, recursively, the dependencies of what it finds, the way pip would (a
+marker that does not hold here drops a requirement; ``name[extra]`` adds what that extra needs), but
+without pip's network access, so a satisfied venv costs no download at all. Uses the ``packaging``
+copy that every pip vendors; read-only; exit status 0 unless the arguments are wrong.
 """
 import json
 import sys
@@ -34,12 +35,17 @@ def _installed(name):
         return None
 
 
+def _applies(req, extras):
+    """Does the requirement's marker hold here for one of these extras ("" = none), as pip decides?"""
+    return req.marker is None or any(req.marker.evaluate({"extra": extra}) for extra in extras)
+
+
 def probe(requirements):
     installed, problems, seen = {}, [], set()
-    todo = [(Requirement(text), None) for text in requirements]
+    todo = [(req, None) for req in map(Requirement, requirements) if _applies(req, [""])]
     while todo:
         req, parent = todo.pop()
-        key = (canonicalize_name(req.name), str(req.specifier))
+        key = (canonicalize_name(req.name), str(req.specifier), tuple(sorted(req.extras)))
         if key in seen:
             continue
         seen.add(key)
@@ -53,11 +59,11 @@ def probe(requirements):
         if req.specifier and not req.specifier.contains(version, prereleases=True):
             problems.append("%s %s is installed, %s wanted%s" % (req.name, version, req, where))
             continue
+        extras = [""] + sorted(req.extras)  # name[extra] also needs what that extra adds
         for dep in dist.requires or []:
             dep_req = Requirement(dep)
-            if dep_req.marker is not None and not dep_req.marker.evaluate({"extra": ""}):
-                continue
-            todo.append((dep_req, "%s %s" % (req.name, version)))
+            if _applies(dep_req, extras):
+                todo.append((dep_req, "%s %s" % (req.name, version)))
     return {"satisfied": not problems, "installed": installed, "problems": sorted(problems)}
 
 

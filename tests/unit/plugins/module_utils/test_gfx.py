@@ -24,7 +24,8 @@ from ansible_collections.radeonlab.llm.plugins.module_utils.gfx import (
     validate_override_value,
 )
 
-CORPUS = os.environ.get("RADEONLAB_ROCMINFO_CORPUS", "/work/shared/corpus/rocminfo")
+# The rocminfo captures and their expected facts, kept in the repository (tests/fixtures/rocminfo/SOURCES.md).
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "rocminfo")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -375,7 +376,7 @@ def test_node_strings_are_accepted():
 
 
 # ---------------------------------------------------------------------------------------------
-# One row per GPU of the shared corpus (expected.json), built directly from the corpus facts.
+# One row per GPU of the rocminfo fixtures (expected.json), built directly from their facts.
 # ---------------------------------------------------------------------------------------------
 # Chip IDs and integrated flags read from the corpus captures (rocminfo 'Chip ID' / APU memory properties).
 CORPUS_CHIP = {"04_rx6700xt_override_gfx1030_ansi.txt": 29663}
@@ -420,10 +421,7 @@ CORPUS_ROWS = [
 
 
 def _load_expected():
-    path = os.path.join(CORPUS, "expected.json")
-    if not os.path.exists(path):
-        pytest.skip("shared rocminfo corpus not available at %s" % CORPUS)
-    with open(path, encoding="utf-8") as handle:
+    with open(os.path.join(FIXTURES, "expected.json"), encoding="utf-8") as handle:
         return json.load(handle)
 
 

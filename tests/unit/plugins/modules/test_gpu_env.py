@@ -15,7 +15,7 @@ from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.radeonlab.llm.plugins.modules import gpu_env
 
-CORPUS = os.environ.get("RADEONLAB_ROCMINFO_CORPUS", "/work/shared/corpus/rocminfo")
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "rocminfo")
 
 
 def run_module(args, capsys, check_mode=False):
@@ -114,10 +114,7 @@ def test_module_warns_when_nothing_is_usable(capsys, warnings):
 
 
 def test_module_corpus_19(capsys):
-    path = os.path.join(CORPUS, "expected.json")
-    if not os.path.exists(path):
-        pytest.skip("shared rocminfo corpus not available")
-    with open(path, encoding="utf-8") as handle:
+    with open(os.path.join(FIXTURES, "expected.json"), encoding="utf-8") as handle:
         agents = json.load(handle)["19_rx580_gfx803_plus_igpu_gfx1036_rocm64_rocky8.txt"]["agents"]
     gpus = [dict(name=a["name"], node=a["node"], index=i, uuid="GPU-XX", integrated=a["name"] == "gfx1036",
                  marketing_name=a["marketing_name"], compute_units=a["compute_units"], vram_kb=a["vram_kb"])

@@ -1,0 +1,198 @@
+# Copyright: radeonlab.llm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""roles/pytorch_rocm/files/wheelhouse.py: platform tags, set keys, stamps, the pip argv, and runs against a fake pip."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+import types
+
+import pytest
+
+INDEX = "https://download.pytorch.org/whl/rocm6.4"
+TORCH = "torch-2.9.1+rocm6.4-cp311-cp311-manylinux_2_28_x86_64.whl"
+NUMPY = "numpy-2.1.3-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"
+SET = {"python_version": "3.11", "platform": "manylinux_2_28_x86_64", "requirements": ["torch==2.9.1+rocm6.4"], "index_url": INDEX}
+
+# A stand-in for `python -m pip download`: prints FAKE_PIP_OUT ({dest} = --dest), writes FAKE_PIP_FILES ({name: size})
+# into --dest, appends its argv and PIP_CONFIG_FILE to FAKE_PIP_CALLS, exits with FAKE_PIP_RC.
+FAKE_PIP = """
+import json, os, sys
+argv = sys.argv[1:]
+dest = argv[argv.index("--dest") + 1]
+with open(os.environ["FAKE_PIP_CALLS"], "a") as log:
+    log.write(json.dumps({"argv": argv, "config": os.environ.get("PIP_CONFIG_FILE")}) + "\\n")
+for name, size in json.loads(os.environ.get("FAKE_PIP_FILES", "{}")).items():
+    with open(os.path.join(dest, name), "wb") as handle:
+        handle.write(b"x" * size)
+for line in json.loads(os.environ.get("FAKE_PIP_OUT", "[]")):
+    print(line.format(dest=dest))
+sys.exit(int(os.environ.get("FAKE_PIP_RC", "0")))
+"""
+
+
+@pytest.fixture
+def wheelhouse(load_script):
+    return load_script("pytorch_rocm", "wheelhouse.py")
+
+
+@pytest.fixture
+def fake_pip(wheelhouse, tmp_path, monkeypatch):
+    """wheelhouse.py runs `sys.executable -m pip`: point its sys.executable at the fake; returns the calls log."""
+    exe = tmp_path / "fakepython"
+    exe.write_text("#!%s\n%s" % (sys.executable, FAKE_PIP))
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setattr(wheelhouse, "sys", types.SimpleNamespace(executable=str(exe)))
+    calls = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("FAKE_PIP_CALLS", str(calls))
+    monkeypatch.setenv("PIP_CONFIG_FILE", "/etc/pip-of-the-controller.conf")
+    return calls
+
+
+def calls_of(path):
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def manylinux(arch, newest):
+    return ["manylinux_2_%d_%s" % (minor, arch) for minor in range(newest, 4, -1)]
+
+
+@pytest.mark.parametrize("platform, want", [
+    ("manylinux_2_28_x86_64", manylinux("x86_64", 28) + ["manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64"]),
+    ("manylinux_2_17_aarch64", manylinux("aarch64", 17) + ["manylinux2014_aarch64", "manylinux2010_aarch64", "manylinux1_aarch64"]),
+    ("manylinux_2_12_x86_64", manylinux("x86_64", 12) + ["manylinux2010_x86_64", "manylinux1_x86_64"]),
+    ("manylinux_2_5_i686", ["manylinux_2_5_i686", "manylinux1_i686"]),
+    ("manylinux2014_x86_64", ["manylinux2014_x86_64"]),
+    ("manylinux_3_1_x86_64", ["manylinux_3_1_x86_64"]),
+    ("linux_x86_64", ["linux_x86_64"]),
+], ids=["glibc-2.28", "glibc-2.17-arm", "glibc-2.12", "glibc-2.5", "legacy-alias", "not-glibc-2", "plain"])
+def test_platforms(wheelhouse, platform, want):
+    assert wheelhouse.platforms(platform) == want
+
+
+def test_platforms_spot_values(wheelhouse):
+    tags = wheelhouse.platforms("manylinux_2_28_x86_64")
+    assert (tags[0], tags[-4], len(tags)) == ("manylinux_2_28_x86_64", "manylinux_2_5_x86_64", 27)
+
+
+@pytest.mark.parametrize("change, same", [
+    ({"requirements": ["torch==2.9.1+rocm6.4"]}, True),
+    ({"trusted_hosts": ["mirror.lan"], "pip_options": ["--no-cache-dir"]}, True),
+    ({"requirements": ["torch==2.8.0+rocm6.4"]}, False),
+    ({"python_version": "3.12"}, False),
+    ({"platform": "manylinux_2_34_x86_64"}, False),
+    ({"index_url": "https://mirror.lan/simple"}, False),
+    ({"extra_index_urls": ["https://pypi.org/simple"]}, False),
+], ids=["same", "hosts-and-options-ignored", "requirements", "python", "platform", "index", "extra-index"])
+def test_key_of(wheelhouse, change, same):
+    assert (wheelhouse.key_of(dict(SET, **change)) == wheelhouse.key_of(SET)) is same
+
+
+def test_key_of_is_stable(wheelhouse):
+    """The key names the stamps of existing wheelhouses: changing how it is computed downloads everything again."""
+    two = dict(SET, requirements=["b==1", "a==2"], extra_index_urls=["y", "x"])
+    assert wheelhouse.key_of(two) == wheelhouse.key_of(dict(two, requirements=["a==2", "b==1"], extra_index_urls=["x", "y"]))
+    assert wheelhouse.key_of(SET) == "71adf6f80846c379"
+
+
+@pytest.mark.parametrize("stamp, files, want", [
+    (None, {}, None),
+    ("not json", {}, None),
+    ({"files": []}, {}, None),
+    ({"files": [{"name": TORCH, "size": 3}]}, {}, None),
+    ({"files": [{"name": TORCH, "size": 3}]}, {TORCH: 2}, None),
+    ({"files": [{"name": TORCH, "size": 3}, {"name": NUMPY, "size": 1}]}, {TORCH: 3, NUMPY: 1},
+     [{"name": TORCH, "size": 3}, {"name": NUMPY, "size": 1}]),
+], ids=["no-stamp", "bad-stamp", "empty-record", "file-gone", "size-differs", "complete"])
+def test_present(wheelhouse, tmp_path, stamp, files, want):
+    path = tmp_path / "stamp.json"
+    if stamp is not None:
+        path.write_text(stamp if isinstance(stamp, str) else json.dumps(stamp))
+    for name, size in files.items():
+        (tmp_path / name).write_bytes(b"x" * size)
+    assert wheelhouse.present(str(tmp_path), str(path)) == want
+
+
+def test_pip_argv(wheelhouse, monkeypatch):
+    monkeypatch.setattr(wheelhouse, "sys", types.SimpleNamespace(executable="/venv/bin/python"))
+    wheel_set = dict(SET, platform="manylinux_2_6_x86_64", extra_index_urls=["https://pypi.org/simple"],
+                     trusted_hosts=["mirror.lan"], pip_options=["--find-links", "/wh"], requirements=["torch==2.9.1+rocm6.4", "numpy<2"])
+    assert wheelhouse.pip_argv(wheel_set, "/wh") == [
+        "/venv/bin/python", "-m", "pip", "--isolated", "download", "--disable-pip-version-check", "--progress-bar", "off",
+        "--only-binary=:all:", "--implementation", "cp", "--python-version", "3.11", "--dest", "/wh", "--index-url", INDEX,
+        "--platform", "manylinux_2_6_x86_64", "--platform", "manylinux_2_5_x86_64", "--platform", "manylinux1_x86_64",
+        "--extra-index-url", "https://pypi.org/simple", "--trusted-host", "mirror.lan", "--find-links", "/wh",
+        "torch==2.9.1+rocm6.4", "numpy<2"]
+
+
+def test_check_writes_nothing(wheelhouse, tmp_path):
+    directory = tmp_path / "wh"
+    result = wheelhouse.run(str(directory), [SET], check=True)
+    assert not directory.exists()
+    assert (result["changed"], result["files"], result["bytes"]) == (True, 0, 0)
+    assert [(s["status"], s["key"], s["files"]) for s in result["sets"]] == [("missing", wheelhouse.key_of(SET), 0)]
+
+
+def test_download_then_present(wheelhouse, fake_pip, tmp_path, monkeypatch):
+    directory = tmp_path / "wh"
+    monkeypatch.setenv("FAKE_PIP_FILES", json.dumps({TORCH: 5, NUMPY: 3}))
+    monkeypatch.setenv("FAKE_PIP_OUT", json.dumps(["Collecting torch==2.9.1+rocm6.4", "Saved ./" + TORCH,
+                                                   "File was already downloaded {dest}/" + NUMPY, "Successfully downloaded torch numpy"]))
+    first = wheelhouse.run(str(directory), [SET], check=False)
+    key = wheelhouse.key_of(SET)
+    assert (first["changed"], first["files"], first["bytes"], first["sets"][0]["status"]) == (True, 2, 8, "downloaded")
+    stamp = json.loads((directory / ".radeonlab" / (key + ".json")).read_text())
+    assert stamp["files"] == [{"name": NUMPY, "size": 3}, {"name": TORCH, "size": 5}] and stamp["set"] == SET
+    log = (directory / ".radeonlab" / (key + ".log")).read_text()
+    assert log.startswith("$ ") and "Saved ./" + TORCH in log
+    (call,) = calls_of(fake_pip)
+    assert call["config"] == os.devnull  # isolated from the controller's pip configuration
+    assert call["argv"][:3] == ["-m", "pip", "--isolated"] and call["argv"][-1] == "torch==2.9.1+rocm6.4"
+
+    again = wheelhouse.run(str(directory), [SET], check=False)
+    assert (again["changed"], again["files"], again["bytes"], again["sets"][0]["status"]) == (False, 2, 8, "present")
+    assert len(calls_of(fake_pip)) == 1
+    os.remove(directory / TORCH)  # a wheel deleted by hand: the set is fetched again
+    assert wheelhouse.run(str(directory), [SET], check=True)["sets"][0]["status"] == "missing"
+
+
+@pytest.mark.parametrize("rc, out, files, message", [
+    (1, ["ERROR: No matching distribution found for torch==2.9.1+rocm6.4"], {}, "pip download failed (rc 1) for torch==2.9.1+rocm6.4 on Python 3.11"),
+    (0, ["Saved ./" + TORCH], {}, "pip reported %s but it is not in" % TORCH),
+    (0, ["Successfully downloaded"], {TORCH: 1}, "pip download reported no files"),
+], ids=["pip-fails", "saved-file-missing", "nothing-reported"])
+def test_download_failures(wheelhouse, fake_pip, tmp_path, monkeypatch, capsys, rc, out, files, message):
+    monkeypatch.setenv("FAKE_PIP_RC", str(rc))
+    monkeypatch.setenv("FAKE_PIP_OUT", json.dumps(out))
+    monkeypatch.setenv("FAKE_PIP_FILES", json.dumps(files))
+    directory = tmp_path / "wh"
+    assert wheelhouse.main(["--dir", str(directory), "--sets", json.dumps([SET])]) == 1
+    result = json.loads(capsys.readouterr().out)
+    assert result["failed"] is True and message in result["msg"]
+    assert not (directory / ".radeonlab" / (wheelhouse.key_of(SET) + ".json")).exists()
+    if rc:
+        assert out[0] in result["msg"]  # the tail of pip's output is in the message
+
+
+@pytest.mark.parametrize("sets, message", [
+    ('{"python_version": "3.11"}', "--sets must be a JSON list of objects"),
+    ('["torch"]', "--sets must be a JSON list of objects"),
+    ("[{", "Expecting"),
+    (json.dumps([dict(SET, platform="", index_url=None)]), "wheel set lacks platform, index_url"),
+    (json.dumps([dict(SET, requirements=[])]), "wheel set lacks requirements"),
+], ids=["object", "strings", "not-json", "empty-fields", "no-requirements"])
+def test_main_rejects_bad_sets(wheelhouse, tmp_path, capsys, sets, message):
+    assert wheelhouse.main(["--dir", str(tmp_path), "--sets", sets, "--check"]) == 1
+    result = json.loads(capsys.readouterr().out)
+    assert result["failed"] is True and message in result["msg"]
+
+
+def test_main_check_prints_the_report(wheelhouse, tmp_path, capsys):
+    assert wheelhouse.main(["--dir", str(tmp_path / "wh"), "--sets", json.dumps([SET, dict(SET, python_version="3.12")]), "--check"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["changed"] is True and result["dir"] == str(tmp_path / "wh")
+    assert [(s["python_version"], s["status"]) for s in result["sets"]] == [("3.11", "missing"), ("3.12", "missing")]
