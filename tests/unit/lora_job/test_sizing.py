@@ -1,7 +1,7 @@
 # Copyright: radeonlab.llm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The memory model against the H200 measurements, and the plan per card."""
+"""The memory model against the H200 measurements (LLaMA-Factory, and the bare loop it replaced), and the plan per card."""
 
 from __future__ import annotations
 
@@ -15,8 +15,42 @@ Q7 = ModelShape.from_config(QWEN25_7B)
 Q15 = ModelShape.from_config(QWEN25_15B)
 Q05 = ModelShape.from_config(QWEN25_05B)
 
-# shared/reference/lora_memory_h200.md: attention, seq, batch, grad ckpt, peak GiB
-H200_TABLE = [
+# LLaMA-Factory 0.9.5 run by the job runner (or llamafactory-cli on its rendered YAML), NVIDIA H200, torch 2.11.0+cu130,
+# transformers 5.6.0, peft 0.18.1, 2026-12-01 (docs/performance.md, raw rows in docs/performance/):
+# shape, attention, seq, batch, grad ckpt, peak allocated GiB
+LLAMAFACTORY_H200 = [
+    (QWEN25_7B, "sdpa", 2048, 1, True, 18.44),
+    (QWEN25_7B, "sdpa", 1024, 2, True, 18.44),
+    (QWEN25_7B, "sdpa", 2048, 1, False, 30.80),
+    (QWEN25_7B, "sdpa", 2048, 4, False, 79.75),
+    (QWEN25_7B, "sdpa", 1024, 8, False, 79.67),
+    (QWEN25_7B, "eager", 2048, 1, False, 49.45),
+    (QWEN25_7B, "eager", 2048, 1, True, 18.38),
+    (QWEN25_15B, "sdpa", 2048, 1, False, 12.51),
+    (QWEN25_05B, "sdpa", 1024, 2, False, 7.40),
+    (QWEN25_05B, "sdpa", 2048, 1, False, 7.40),
+    (QWEN25_05B, "sdpa", 1024, 4, False, 13.61),
+    (QWEN25_05B, "sdpa", 1024, 8, False, 26.14),
+    (QWEN25_05B, "sdpa", 2048, 8, False, 51.24),
+    (QWEN25_05B, "sdpa", 2048, 1, True, 4.62),
+]
+
+
+@pytest.mark.parametrize("config, attention, seq, batch, ckpt, measured", LLAMAFACTORY_H200)
+def test_model_reproduces_llamafactory_h200(config, attention, seq, batch, ckpt, measured):
+    """Never under the measured peak, at most 10 % over it (13 % for the checkpointed 0.5 B row, the logits-bound one)."""
+    backend = "disabled" if attention == "eager" else attention
+    total = estimate(ModelShape.from_config(config), seq, Setting("bf16", ckpt, batch), backend).total_gib
+    ceiling = 0.13 if (config is QWEN25_05B and ckpt) else 0.10
+    assert 0.0 <= total / measured - 1 <= ceiling, f"{total:.2f} GiB vs measured {measured}"
+    if config is QWEN25_7B:
+        assert total / measured - 1 <= 0.04  # the shape the cards are sized for is within +4 %
+
+
+# The first calibration, shared/reference/lora_memory_h200.md (a bare transformers + PEFT loop on the same H200):
+# attention, seq, batch, grad ckpt, peak GiB. Its checkpointed rows still hold; without checkpointing that loop
+# needs ~5 GiB more than LLaMA-Factory, which the model sizes (see the sizing docstring).
+BARE_LOOP_H200 = [
     ("eager", 1024, 1, False, 29.86),
     ("eager", 1024, 1, True, 16.76),
     ("sdpa", 1024, 1, False, 25.14),
@@ -32,8 +66,8 @@ H200_TABLE = [
 ]
 
 
-@pytest.mark.parametrize("attention, seq, batch, ckpt, measured", H200_TABLE)
-def test_model_reproduces_h200_table(attention, seq, batch, ckpt, measured):
+@pytest.mark.parametrize("attention, seq, batch, ckpt, measured", [row for row in BARE_LOOP_H200 if row[3]])
+def test_checkpointed_rows_of_the_bare_loop_still_hold(attention, seq, batch, ckpt, measured):
     backend = "disabled" if attention == "eager" else attention
     total = estimate(Q7, seq, Setting("bf16", ckpt, batch), backend).total_gib
     assert -0.002 <= total / measured - 1 <= 0.025, f"{total:.2f} GiB vs measured {measured}"
@@ -62,14 +96,15 @@ PLAN_TABLE = [
     ("8G", Q15, 2048, "sdpa", False, "refuse", None, None, None, None),
     ("8G", Q15, 2048, "sdpa", True, "train", "qlora4", 1, 8, True),
     ("8G", Q15, 1024, "sdpa", False, "train", "bf16", 1, 8, True),
-    ("16G", Q15, 2048, "sdpa", False, "train", "bf16", 2, 4, True),
+    # recalibrated on LLaMA-Factory: no checkpointing fits (needs 15.8 GiB); ran under a 14.48 GiB cap, peak 12.51 GiB
+    ("16G", Q15, 2048, "sdpa", False, "train", "bf16", 1, 8, False),
     ("8G", Q05, 1024, "sdpa", False, "train", "bf16", 1, 8, False),
     ("8G", Q05, 2048, "sdpa", False, "train", "bf16", 1, 8, True),
     ("16G", Q05, 1024, "sdpa", False, "train", "bf16", 2, 4, False),
-    # MI300X: no checkpointing, bigger batch
-    ("192G", Q7, 2048, "sdpa", False, "train", "bf16", 4, 2, False),
+    # MI300X: no checkpointing, bigger batch (b8 at 2048: estimate 149.9 GiB; LLaMA-Factory peaked at 79.75 for b4)
+    ("192G", Q7, 2048, "sdpa", False, "train", "bf16", 8, 1, False),
     ("192G", Q7, 1024, "sdpa", False, "train", "bf16", 8, 1, False),
-    ("192G", Q7, 2048, "disabled", False, "train", "bf16", 2, 4, False),
+    ("192G", Q7, 2048, "disabled", False, "train", "bf16", 4, 2, False),
 ]
 CARDS = {"8G": RX6600_8G, "16G": RX6800XT_16G, "24G": RX7900XTX_24G, "192G": MI300X_192G}
 

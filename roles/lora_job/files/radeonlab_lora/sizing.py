@@ -53,8 +53,9 @@ Qwen's 152 k vocabulary need ~2 GiB per 1024 tokens of batch x sequence regardle
 
 Decision: ``needed = estimate * 1.10 + reserve`` must not exceed the GPU's VRAM (rocminfo's pool size,
 e.g. 16 760 832 KiB = 15.98 GiB for an RX 6800 XT, 25 149 440 KiB = 23.98 GiB for an RX 7900 XTX).
-The 10 % margin covers allocator fragmentation and what the table did not measure (a -1 % row, newer
-library versions); ``reserve`` (default 1.5 GiB, ``reserve_gib`` in the GPU facts) covers the HIP
+The 10 % margin covers allocator fragmentation (torch's peak reserved memory was 1.05-1.15x the allocated
+peak in the runs above, never above estimate x 1.10) and what the table did not measure (newer library
+versions, other shapes); ``reserve`` (default 1.5 GiB, ``reserve_gib`` in the GPU facts) covers the HIP
 context, rocBLAS/hipBLASLt workspaces and a desktop session on the same card. Candidates are tried
 fastest first, and the first that fits wins:
 

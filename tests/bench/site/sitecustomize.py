@@ -1,0 +1,174 @@
+# Copyright: radeonlab.llm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Benchmark hooks for any Python process that has this folder on PYTHONPATH (the runner's trainer,
+``llamafactory-cli train`` run directly, the bare loop). Each hook is off unless its variable is set:
+
+``BENCH_MEM_CAP_GIB=G``   emulate a smaller card: when the process first initialises the GPU,
+                          ``torch.cuda.set_per_process_memory_fraction(G / total)`` on every visible
+                          device, so torch's caching allocator may reserve at most G GiB (allocations
+                          beyond it raise torch.OutOfMemoryError as on a card of that size). Registered
+                          with ``torch.cuda._lazy_call``: it runs inside torch's lazy CUDA/HIP init,
+                          before the first tensor lands on the device. torch's *reported* total memory
+                          is not changed (the runner's device check sees the real card).
+``BENCH_SDPA=math``       scaled_dot_product_attention restricted to its math kernel (flash,
+                          memory-efficient and cuDNN backends off: what ROCm falls back to where
+                          AOTriton has no kernels for the GPU).
+``BENCH_TIMER=1``         a TrainerCallback on every transformers Trainer that appends one JSON line to
+                          ``BENCH_RESULT_FILE`` (tag ``BENCH_TAG``) at train end: steady step time and
+                          tokens/s over the steps after the first ``BENCH_SKIP`` (default 2), measured
+                          with a device synchronise at each optimizer step end and tokens from
+                          ``state.num_input_tokens_seen`` (needs ``include_num_input_tokens_seen``),
+                          plus torch's peak allocated/reserved memory and the cap actually applied.
+
+Python imports ``sitecustomize`` once at start-up, before any user code; a folder on PYTHONPATH shadows
+the distribution's own sitecustomize (Debian/Ubuntu's apport hook), which these processes do not need.
+"""
+
+import importlib.abc
+import importlib.util
+import json
+import os
+import sys
+import time
+
+_CAP = os.environ.get("BENCH_MEM_CAP_GIB")
+_SDPA = os.environ.get("BENCH_SDPA")
+_TIMER = os.environ.get("BENCH_TIMER") == "1"
+APPLIED: dict = {}  # device index -> the cap applied (filled at GPU init)
+
+
+def result_line(res: dict) -> None:
+    """Print and append one ``BENCH_RESULT {json}`` line to ``BENCH_RESULT_FILE`` (also used by the bare loop)."""
+    line = json.dumps(res, sort_keys=True)
+    print("BENCH_RESULT " + line, flush=True)
+    path = os.environ.get("BENCH_RESULT_FILE")
+    if path:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+
+
+def memory_fields(torch) -> dict:
+    """torch's peak allocated/reserved memory of this process, the cap applied, the SDPA restriction."""
+    if not torch.cuda.is_available() or not torch.cuda.is_initialized():
+        return {"device": "cpu", "cap": APPLIED.get(0), "sdpa": _SDPA or "default"}
+    return {"device": "gpu",
+            "max_alloc_gib": round(torch.cuda.max_memory_allocated() / 2**30, 3),
+            "max_reserved_gib": round(torch.cuda.max_memory_reserved() / 2**30, 3),
+            "cap": APPLIED.get(0), "sdpa": _SDPA or "default"}
+
+
+def steady(times: list, tokens: list, t0: float, skip: int) -> dict:
+    """Steady-state numbers from per-step end times and cumulative tokens (steps after the first ``skip``)."""
+    res = {"steps": len(times), "first_step_s": round(times[0] - t0, 3) if times else None, "skip": skip}
+    if len(times) > skip + 1:
+        n = len(times) - 1 - skip
+        dt = times[-1] - times[skip]
+        dtok = (tokens[-1] or 0) - (tokens[skip] or 0)
+        res.update(steady_step_s=round(dt / n, 4), tokens_per_step=dtok / n,
+                   steady_tokens_per_s=round(dtok / dt, 1) if dtok else None)
+    if times and tokens and tokens[-1]:
+        res["all_steps_tokens_per_s"] = round(tokens[-1] / (times[-1] - t0), 1)
+    return res
+
+
+def _apply_cap(torch) -> None:
+    cap = float(_CAP) * (1 << 30)
+    for index in range(torch.cuda.device_count()):
+        total = torch.cuda.get_device_properties(index).total_memory
+        fraction = min(1.0, cap / total)
+        torch.cuda.set_per_process_memory_fraction(float(fraction), index)
+        APPLIED[index] = {"cap_gib": round(cap / (1 << 30), 3), "total_gib": round(total / (1 << 30), 3), "fraction": round(fraction, 5)}
+
+
+def _after_torch(torch) -> None:
+    if _CAP:
+        lazy_call = getattr(torch.cuda, "_lazy_call", None)  # torch's queue of calls run at GPU init (CUDA and ROCm builds)
+        if lazy_call is None:
+            print("sitecustomize: torch.cuda._lazy_call missing: BENCH_MEM_CAP_GIB NOT applied", file=sys.stderr)
+        else:
+            lazy_call(lambda: _apply_cap(torch))
+    if _SDPA == "math":
+        torch.backends.cuda.enable_flash_sdp(False)
+        torch.backends.cuda.enable_mem_efficient_sdp(False)
+        if hasattr(torch.backends.cuda, "enable_cudnn_sdp"):
+            torch.backends.cuda.enable_cudnn_sdp(False)
+        torch.backends.cuda.enable_math_sdp(True)
+
+
+def _patch_trainer(mod) -> None:
+    import torch  # pylint: disable=import-outside-toplevel
+    from transformers import TrainerCallback  # pylint: disable=import-outside-toplevel
+
+    class _BenchTimer(TrainerCallback):
+        def __init__(self):
+            self.times, self.tokens, self.losses, self.t0 = [], [], [], None
+
+        def on_train_begin(self, args, state, control, **kw):
+            self.t0 = time.perf_counter()
+
+        def on_step_end(self, args, state, control, **kw):
+            if torch.cuda.is_available() and torch.cuda.is_initialized():
+                torch.cuda.synchronize()
+            self.times.append(time.perf_counter())
+            self.tokens.append(state.num_input_tokens_seen)
+
+        def on_log(self, args, state, control, logs=None, **kw):
+            if logs and "loss" in logs:
+                self.losses.append(float(logs["loss"]))
+
+        def on_train_end(self, args, state, control, **kw):
+            model = kw.get("model")
+            res = {"tag": os.environ.get("BENCH_TAG", ""), "kind": "trainer",
+                   "batch": args.per_device_train_batch_size, "accumulation": args.gradient_accumulation_steps,
+                   "gradient_checkpointing": bool(getattr(model, "is_gradient_checkpointing", False)),
+                   "attn_implementation": getattr(getattr(model, "config", None), "_attn_implementation", None),
+                   "first_loss": self.losses[0] if self.losses else None, "last_loss": self.losses[-1] if self.losses else None}
+            res.update(steady(self.times, self.tokens, self.t0, int(os.environ.get("BENCH_SKIP", "2"))))
+            res.update(memory_fields(torch))
+            result_line(res)
+
+    orig_init = mod.Trainer.__init__
+
+    def __init__(self, *a, **k):
+        orig_init(self, *a, **k)
+        self.add_callback(_BenchTimer())
+
+    mod.Trainer.__init__ = __init__
+
+
+class _PostImport(importlib.abc.MetaPathFinder):
+    """Run a hook right after a module's own code ran (the module is complete then)."""
+
+    def __init__(self, hooks: dict):
+        self.hooks = dict(hooks)
+
+    def find_spec(self, name, path, target=None):
+        if name not in self.hooks:
+            return None
+        hook = self.hooks.pop(name)
+        sys.meta_path.remove(self)  # let the real finders answer
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            if self.hooks:
+                sys.meta_path.insert(0, self)
+        if spec is None or spec.loader is None:
+            return spec
+        orig_exec = spec.loader.exec_module
+
+        def exec_module(module):
+            orig_exec(module)
+            hook(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+_HOOKS = {}
+if _CAP or _SDPA:
+    _HOOKS["torch"] = _after_torch
+if _TIMER:
+    _HOOKS["transformers.trainer"] = _patch_trainer
+if _HOOKS:
+    sys.meta_path.insert(0, _PostImport(_HOOKS))
