@@ -174,10 +174,11 @@ CAUSE_WHEEL = ("torch is a CPU or CUDA wheel (torch.version.hip is None): reinst
 CAUSE_GROUPS = ("the training user is not in the render and video groups, so /dev/kfd and /dev/dri/renderD* are closed to it "
                 "(role radeonlab.llm.gpu_groups; log in again after adding the groups)")
 CAUSE_OVERRIDE = ("HSA_OVERRIDE_GFX_VERSION is missing or wrong for this gfx target "
-                  "(use the role radeonlab.llm.gpu_env output as the unit's environment)")
+                  "(gpu_environment_facts.env of the role radeonlab.llm.gpu_environment is the unit's environment)")
 CAUSE_HIDING = "ROCR_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES hide cards that the facts count as visible"
 CAUSE_UNHIDDEN = ("ROCR_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES are not set in this environment the way they were when the facts were "
-                  "taken: torch sees cards that the facts leave out (use the role radeonlab.llm.gpu_env output as the unit's environment)")
+                  "taken: torch sees cards that the facts leave out "
+                  "(gpu_environment_facts.env of the role radeonlab.llm.gpu_environment is the unit's environment)")
 CAUSE_ORDER = ("a different card is visible to torch than the facts say, or the visible cards are numbered in another order "
                "(ROCR_VISIBLE_DEVICES/HIP_VISIBLE_DEVICES)")
 
