@@ -29,6 +29,9 @@ Phases (one per line in a plan file, ``#`` comments; or ``--phase`` repeated):
                                           if need be) with batch B, accumulation A, checkpointing CKPT (0/1),
                                           attention ATTN (sdpa | eager | math = sdpa restricted to its math kernel)
 
+A plan line may end with ``~SECONDS`` after the phase (``direct:7b:2048:24G ~95``): what the phase is expected to
+take, for the budget check, where the default guess (``EST_S``, sized for 10-step runs) is wrong (longer runs).
+
     python tests/bench/bench.py --out OUT --plan tests/bench/plans/h200_call1.txt --device-name "NVIDIA H200"
     python tests/bench/bench.py --out OUT --device cpu --phase env --phase assets:tiny --phase job:tiny:128:full
 """
@@ -84,6 +87,8 @@ class Bench:
         self.results = os.path.join(self.out, "bench_results.jsonl")  # BENCH_RESULT lines of the timers
         self.real_kib = None
         self.jobs: dict = {}  # job key -> summary (plan, run dir)
+        self.rendered: dict = {}  # job key -> train.yaml that radeonlab_lora render wrote in this bench run
+        self.need = None  # the ~SECONDS of the phase being run (None: EST_S)
         self.env = dict(os.environ)
         paths = [SITE, RUNNER_HOME] + [p for p in self.env.get("PYTHONPATH", "").split(os.pathsep) if p]
         self.env.update(PYTHONPATH=os.pathsep.join(dict.fromkeys(paths)), PYTHONUNBUFFERED="1", BENCH_TIMER="1",
@@ -268,7 +273,7 @@ class Bench:
             row["kind"] = "job" if run else "check"
             self.record(row)
             return
-        if self.skip(phase + " (run)", EST_S.get(f"job:{shape}", EST_S["job"])):
+        if self.skip(phase + " (run)", max(EST_S.get(f"job:{shape}", EST_S["job"]), (self.need or 0) - res["wall_s"])):
             self.record(row)
             return
         res = self.sh(self.runner("run", "--job", job_path, "--gpu-facts", facts_path), f"run_{tag}", limit=self.a.phase_limit_s)
@@ -301,12 +306,17 @@ class Bench:
         run_dir = (self.jobs.get(tag) or {}).get("run_dir")
         if run_dir and os.path.exists(os.path.join(run_dir, "attempt-1.yaml")):
             return os.path.join(run_dir, "attempt-1.yaml")
+        if self.rendered.get(tag):
+            return self.rendered[tag]
         if not os.path.exists(job_path):
             self.write_job(shape, seq, card, suffix)
         out = os.path.join(self.work, "render", tag)
         res = self.sh(self.runner("render", "--job", job_path, "--gpu-facts", facts_path, "--out", out), f"render_{tag}", limit=120)
         path = os.path.join(out, "train.yaml")
-        return path if res["rc"] == 0 and os.path.exists(path) else None
+        if res["rc"] == 0 and os.path.exists(path):
+            self.rendered[tag] = path
+            return path
+        return None
 
     def lf_run(self, phase: str, tag: str, yaml_path: str, overrides: dict, cap, sdpa: str | None = None) -> dict:
         env = dict(self.env, BENCH_TAG=tag)
@@ -381,7 +391,10 @@ class Bench:
 
     # ------------------------------------------------------------------ driver
     def run(self, phases: list) -> None:
-        for phase in phases:
+        for line in phases:
+            words = line.split()
+            phase = words[0]
+            self.need = next((float(word[1:]) for word in words[1:] if word.startswith("~")), None)
             parts = phase.split(":")
             kind = parts[0]
             try:
@@ -389,7 +402,7 @@ class Bench:
                     self.phase_env(phase)
                     continue
                 shape = parts[1]
-                need = EST_S.get(f"{kind}:{shape}", EST_S.get(kind, 30))
+                need = self.need or EST_S.get(f"{kind}:{shape}", EST_S.get(kind, 30))
                 if self.real_kib is None and self.a.device != "cpu" and kind != "assets":
                     self.real_kib = int(self.a.vram_kib or 0) or None
                 if self.skip(phase, need):

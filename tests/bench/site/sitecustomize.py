@@ -16,8 +16,9 @@
                           AOTriton has no kernels for the GPU).
 ``BENCH_TIMER=1``         a TrainerCallback on every transformers Trainer that appends one JSON line to
                           ``BENCH_RESULT_FILE`` (tag ``BENCH_TAG``) at train end: steady step time and
-                          tokens/s over the steps after the first ``BENCH_SKIP`` (default 2), measured
-                          with a device synchronise at each optimizer step end and tokens from
+                          tokens/s over the steps after the first ``BENCH_SKIP`` (default 2) and those
+                          steps' durations one by one (``step_s``), measured with a device synchronise
+                          at each optimizer step end and tokens from
                           ``state.num_input_tokens_seen`` (needs ``include_num_input_tokens_seen``),
                           plus torch's peak allocated/reserved memory and the cap actually applied.
 
@@ -66,7 +67,8 @@ def steady(times: list, tokens: list, t0: float, skip: int) -> dict:
         dt = times[-1] - times[skip]
         dtok = (tokens[-1] or 0) - (tokens[skip] or 0)
         res.update(steady_step_s=round(dt / n, 4), tokens_per_step=dtok / n,
-                   steady_tokens_per_s=round(dtok / dt, 1) if dtok else None)
+                   steady_tokens_per_s=round(dtok / dt, 1) if dtok else None,
+                   step_s=[round(b - a, 4) for a, b in zip(times[skip:-1], times[skip + 1:])])  # the steady steps, one by one
     if times and tokens and tokens[-1]:
         res["all_steps_tokens_per_s"] = round(tokens[-1] / (times[-1] - t0), 1)
     return res
