@@ -80,8 +80,13 @@ def test_builds_a_pure_wheel(local_wheels, fake_pip, tmp_path, capsys):
     fake_pip.built = JIEBA
     rc, out = main(local_wheels, capsys, "--dir", str(directory), "--index-url", INDEX, "jieba==0.42.1")
     assert rc == 0 and out == {"changed": True, "present": [], "built": [JIEBA], "missing": []}
-    assert fake_pip.argv == [["/usr/bin/python3", "-m", "pip", "--isolated", "wheel", "--disable-pip-version-check", "--progress-bar", "off",
-                              "--no-deps", "--no-binary", "jieba", "--index-url", INDEX, "--wheel-dir", str(directory), "jieba==0.42.1"]]
+    argv = fake_pip.argv[0]
+    building = argv[argv.index("--wheel-dir") + 1]
+    assert argv == ["/usr/bin/python3", "-m", "pip", "--isolated", "wheel", "--disable-pip-version-check", "--progress-bar", "off",
+                    "--no-deps", "--no-binary", "jieba", "--index-url", INDEX, "--wheel-dir", building, "jieba==0.42.1"]
+    # Built in a private folder under the wheelhouse's state, renamed in, the folder gone: no half wheel is ever in DIR.
+    assert os.path.dirname(building) == str(directory / ".radeonlab") and not os.path.exists(building)
+    assert (directory / JIEBA).is_file() and (directory / ".radeonlab" / "lock").is_file()
     assert fake_pip.env[0]["PIP_CONFIG_FILE"] == os.devnull
     rc, out = main(local_wheels, capsys, "--dir", str(directory), "--index-url", INDEX, "jieba==0.42.1")
     assert out == {"changed": False, "present": [JIEBA], "built": [], "missing": []} and len(fake_pip.argv) == 1
@@ -96,7 +101,7 @@ def test_build_failures(local_wheels, fake_pip, tmp_path, capsys, built, rc, mes
     fake_pip.built, fake_pip.rc = built, rc
     code, out = main(local_wheels, capsys, "--dir", str(tmp_path), "--index-url", INDEX, "jieba==0.42.1")
     assert code == 1 and out["failed"] is True and out["msg"].startswith(message)
-    assert not list(tmp_path.glob("*.whl"))  # a platform wheel is removed again
+    assert not list(tmp_path.glob("*.whl")) and not list(tmp_path.glob(".radeonlab/build-*"))  # nothing half-built stays
 
 
 @pytest.mark.parametrize("requirement", ["jieba", "jieba>=0.42", "jieba==0.42.*", "jieba[extra]==0.42.1", "==0.42.1"])
@@ -104,3 +109,22 @@ def test_unpinned_requirements_are_refused(local_wheels, fake_pip, tmp_path, cap
     rc, out = main(local_wheels, capsys, "--dir", str(tmp_path), "--index-url", INDEX, "--check", requirement)
     assert rc == 1 and out == {"failed": True, "msg": "%s is not pinned as NAME==VERSION" % requirement}
     assert fake_pip.argv == []
+
+
+def test_a_second_writer_waits_for_the_wheelhouse_lock(local_wheels, fake_pip, tmp_path, capsys):
+    """While another writer (wheelhouse.py or a second play) holds DIR/.radeonlab/lock, nothing is built."""
+    import fcntl  # pylint: disable=import-outside-toplevel
+    import threading  # pylint: disable=import-outside-toplevel
+    (tmp_path / ".radeonlab").mkdir()
+    holder = open(tmp_path / ".radeonlab" / "lock", "w", encoding="utf-8")  # pylint: disable=consider-using-with
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    fake_pip.built = JIEBA
+    worker = threading.Thread(target=local_wheels.main, args=(["--dir", str(tmp_path), "--index-url", INDEX, "jieba==0.42.1"],))
+    worker.start()
+    worker.join(0.5)
+    assert worker.is_alive() and fake_pip.argv == []  # waiting for the lock
+    (tmp_path / JIEBA).write_bytes(b"PK")  # what the other writer built meanwhile
+    holder.close()
+    worker.join(10)
+    assert not worker.is_alive() and fake_pip.argv == []  # found the other writer's wheel: nothing built twice
+    capsys.readouterr()
