@@ -99,33 +99,42 @@ mirror: ## Build (content-keyed) and serve the lab's signed stand-in of repo.rad
 	tests/lab/mirror/check.sh
 
 .PHONY: wheelhouse
-wheelhouse: ## Serve the controller's wheelhouse (.cache/wheelhouse, filled by pytorch_rocm) on 127.0.0.1:8766
+wheelhouse: ## Serve .cache/wheelhouse on 127.0.0.1:8768 as a user would by hand (the role scenarios' path; site.yml serves its own)
 	tests/lab/wheelhouse/serve.sh start
 
 .PHONY: tinymodel
 tinymodel: venv ## Build the lab's tiny Qwen2-shaped model and alpaca data set (no hub), content-keyed
 	python tests/lab/tinymodel/build.py $(CACHE)/lab/tinymodel
 
+# The scenarios' prepare steps start the hand-served wheelhouse they use; whatever the outcome, both lab
+# servers are stopped at the end, so nothing of `make test` keeps listening.
 .PHONY: molecule
-molecule: venv bed mirror wheelhouse tinymodel ## molecule test for every scenario, two at a time (SCENARIOS="a b" to choose)
-	tests/tools/molecule_all.sh $(SCENARIOS)
+molecule: venv bed mirror tinymodel ## molecule test for every scenario, two at a time (SCENARIOS="a b" to choose)
+	rc=0; tests/tools/molecule_all.sh $(SCENARIOS) || rc=$$?; $(MAKE) lab-servers-down; exit $$rc
+
+.PHONY: lab-servers-down
+lab-servers-down: ## Stop the lab's mirror and hand-served wheelhouse (127.0.0.1:8765, :8768)
+	tests/lab/wheelhouse/serve.sh stop
+	tests/lab/mirror/serve.sh stop
 
 # --- entry points --------------------------------------------------------------------------
 .PHONY: test
 test: lint sanity units changelog-lint build molecule ## Everything CI checks
 	@echo "make test: all checks passed"
 
+# site.yml creates the training account and serves the wheelhouse itself (for the run only), as on a
+# real fleet; the lab leaves up only its stand-in of repo.radeon.com, which the hosts' apt sources name.
 .PHONY: lab
-lab: venv bed mirror wheelhouse tinymodel ## The main job: site.yml on the two lab workstations, ending in a LoRA fine-tune
+lab: venv bed mirror tinymodel ## The main job: site.yml on the two lab workstations, ending in a LoRA fine-tune
 	ansible-playbook -i inventory/lab tests/lab/lab.yml
 	ansible-playbook -i inventory/lab playbooks/site.yml
 	@echo "make lab: fleet report in $(ROOT)/lab-results/report.md and report.html"
+	@echo "make lab: left running for the lab: containers lab-navi31, lab-navi22 and the apt mirror stand-in on $$(tests/lab/mirror/serve.sh url) (make lab-down stops them)"
 
 .PHONY: lab-down
 lab-down: venv ## Remove the lab fleet, stop its servers and delete its results (caches stay)
 	ansible-playbook -i inventory/lab tests/lab/lab.yml -e lab_state=absent
-	tests/lab/wheelhouse/serve.sh stop
-	tests/lab/mirror/serve.sh stop
+	$(MAKE) lab-servers-down
 	rm -rf $(ROOT)/lab-results
 
 .PHONY: clean

@@ -70,7 +70,7 @@ def test_facts_file_records_the_verification(host):
     assert facts["hip"] is None and facts["device_count"] == 0 and facts["devices"] == []
     assert facts["cpu_matmul_ok"] is True and facts["ok"] is True
     assert facts["gpu_required"] is False
-    assert facts["source"] == "http://127.0.0.1:8766" + TAG
+    assert facts["source"] == "http://127.0.0.1:8768" + TAG
     assert facts["python"].startswith("3.11")
 
 

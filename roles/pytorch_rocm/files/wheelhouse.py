@@ -80,6 +80,15 @@ def present(directory, stamp):
     return files or None
 
 
+def sha256_of(path):
+    """Recorded at download: the wheelhouse server hands it to pip, which refuses a wheel changed since."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def pip_argv(wheel_set, directory):
     argv = [sys.executable, "-m", "pip", "--isolated", "download", "--disable-pip-version-check",
             "--progress-bar", "off", "--only-binary=:all:", "--implementation", "cp",
@@ -122,7 +131,7 @@ def download(wheel_set, directory, log_path):
         path = os.path.join(directory, name)
         if not os.path.isfile(path):
             raise RuntimeError("pip reported %s but it is not in %s (see %s)" % (name, directory, log_path))
-        files.append({"name": name, "size": os.path.getsize(path)})
+        files.append({"name": name, "size": os.path.getsize(path), "sha256": sha256_of(path)})
     if not files:
         raise RuntimeError("pip download reported no files (see %s)" % log_path)
     return files

@@ -5,14 +5,14 @@
 #
 #   LAB_WHEELHOUSE_DIR    the wheelhouse radeonlab.llm.pytorch_rocm fills on the controller
 #                         (default: <repo>/.cache/wheelhouse; created when missing)
-#   LAB_WHEELHOUSE_PORT   port (default 8766; the lab mirror uses 8765)
+#   LAB_WHEELHOUSE_PORT   port (default 8768; the lab mirror uses 8765, the play's own wheelhouse server 8766 and 8767 in the site scenario)
 #   LAB_WHEELHOUSE_BIND   address (default 127.0.0.1: the lab hosts share the controller's loopback;
 #                         the wheelhouse is never exposed further unless you set this yourself)
 #
-# The lab hosts install with `pip install --no-index --find-links http://127.0.0.1:8766/`, which
+# The lab hosts install with `pip install --no-index --find-links http://127.0.0.1:8768/`, which
 # reads the directory listing. Dot-paths (the role's .radeonlab/ stamps and logs) are not served.
 # Scenarios that share the server tag their requests with a first path segment:
-# http://127.0.0.1:8766/~<scenario>/ serves the same directory and logs /~<scenario>/... paths.
+# http://127.0.0.1:8768/~<scenario>/ serves the same directory and logs /~<scenario>/... paths.
 # State lives next to the wheelhouse, in <dir>.serve/ (never served):
 #   access.log  one line per request: <UTC time> <client> <method> <path> <status> <bytes sent>
 #   server.log  server errors;  server-<port>.pid
@@ -26,7 +26,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../../.." && pwd)
 WH_DIR=${LAB_WHEELHOUSE_DIR:-$REPO/.cache/wheelhouse}
 WH_DIR=${WH_DIR%/}
-PORT=${LAB_WHEELHOUSE_PORT:-8766}
+PORT=${LAB_WHEELHOUSE_PORT:-8768}
 BIND=${LAB_WHEELHOUSE_BIND:-127.0.0.1}
 STATE=$WH_DIR.serve
 PIDFILE=$STATE/server-$PORT.pid

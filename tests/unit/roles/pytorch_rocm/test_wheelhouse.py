@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
@@ -146,7 +147,10 @@ def test_download_then_present(wheelhouse, fake_pip, tmp_path, monkeypatch):
     key = wheelhouse.key_of(SET)
     assert (first["changed"], first["files"], first["bytes"], first["sets"][0]["status"]) == (True, 2, 8, "downloaded")
     stamp = json.loads((directory / ".radeonlab" / (key + ".json")).read_text())
-    assert stamp["files"] == [{"name": NUMPY, "size": 3}, {"name": TORCH, "size": 5}] and stamp["set"] == SET
+    # the sha256 recorded at download is what the wheelhouse server hands to pip
+    assert stamp["files"] == [{"name": NUMPY, "size": 3, "sha256": hashlib.sha256(b"xxx").hexdigest()},
+                              {"name": TORCH, "size": 5, "sha256": hashlib.sha256(b"xxxxx").hexdigest()}]
+    assert stamp["set"] == SET
     log = (directory / ".radeonlab" / (key + ".log")).read_text()
     assert log.startswith("$ ") and "Saved ./" + TORCH in log
     (call,) = calls_of(fake_pip)
