@@ -1,0 +1,378 @@
+# -*- coding: utf-8 -*-
+# Copyright: radeonlab.llm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Pure checks behind playbooks/validate.yml: the site's inputs and hosts, before anything changes.
+
+No Ansible import; Python 3.8+. Every check returns a list of problems, each one sentence that names
+the variable and the fix, so the play can report them all at once. The roles' own preflight asserts
+(which validate.yml runs too) stay where they are; this module holds what no role can check alone:
+the types of values as the user gave them, shell-safe paths, accounts against the host's password
+database, the served OpenPGP key, a data set file's shape and a listening port.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+
+from ansible_collections.radeonlab.llm.plugins.module_utils.gfx import torch_for
+
+PATH_RE = re.compile(r"^/[A-Za-z0-9._+@/-]*$")
+NAME_RE = re.compile(r"^[a-z_][a-z0-9_-]*[$]?$")
+LIST_HINT = """write a YAML list, or on the command line -e '{"%s": [%s]}'"""
+
+
+def spec_options(argument_specs, entry="main"):
+    """The options of one entry point of a role's argument_specs, without defaults (only given values are checked)."""
+    options = ((argument_specs or {}).get("argument_specs", {}).get(entry) or {}).get("options") or {}
+    return dict((name, _without_default(option)) for name, option in options.items())
+
+
+def _without_default(option):
+    result = dict((key, value) for key, value in option.items() if key != "default")
+    if isinstance(result.get("options"), dict):
+        result["options"] = dict((name, _without_default(sub)) for name, sub in result["options"].items())
+    return result
+
+
+def _kind(value):
+    if isinstance(value, str):
+        return "the string"
+    if isinstance(value, dict):
+        return "the dict"
+    if isinstance(value, (list, tuple)):
+        return "the list"
+    return "the value"
+
+
+def type_problems(options, values):
+    """Lists and dicts given as something else (``-e gpu_groups_users=trainer`` is a string, not a list).
+
+    ansible.builtin.validate_argument_spec accepts a string for a list (it splits on commas), but the roles
+    would walk that string letter by letter, so a string is refused here.
+    """
+    problems = []
+    for name in sorted(values):
+        if name not in options:
+            continue
+        kind, value = options[name].get("type", "str"), values[name]
+        if kind == "list" and not isinstance(value, (list, tuple)):
+            items = ", ".join(json.dumps(v.strip()) for v in str(value).split(",") if v.strip())
+            problems.append("%s must be a list, got %s %r: %s." % (name, _kind(value), str(value), LIST_HINT % (name, items)))
+        elif kind == "dict" and not isinstance(value, dict):
+            problems.append("%s must be a dict (a YAML mapping, or JSON with -e '{\"%s\": {...}}'), got %s %r."
+                            % (name, name, _kind(value), value if isinstance(value, (list, tuple)) else str(value)))
+    return problems
+
+
+def path_problems(paths):
+    """Absolute paths the roles pass to shells and unit files: letters, digits and ``._+@/-`` only, no ``..``."""
+    problems = []
+    for name in sorted(paths):
+        value = paths[name]
+        if not isinstance(value, str) or not PATH_RE.match(value) or "/../" in value + "/":
+            problems.append(
+                "%s must be an absolute path of letters, digits and ._+@/- (no spaces, ';', quotes or '..'), got %r: "
+                "choose such a path." % (name, value))
+    return problems
+
+
+def positive_problems(numbers):
+    """Counts and sizes that must be > 0 (batch, epochs, rank, ...)."""
+    problems = []
+    for name in sorted(numbers):
+        value = numbers[name]
+        try:
+            ok = not isinstance(value, bool) and float(value) > 0
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            problems.append("%s must be a number greater than 0, got %r." % (name, value))
+    return problems
+
+
+def secret_problems(secrets):
+    """Secrets written into systemd environment files: no control characters (a newline would end the value)."""
+    return ["%s contains a control character (newline, tab, ...), which a systemd environment file cannot carry: "
+            "choose another." % name for name in sorted(secrets) if re.search(r"[\x00-\x1f\x7f]", str(secrets[name]))]
+
+
+def systemd_env_quote(value):
+    """``"value"`` for a systemd EnvironmentFile line: backslash, double quote, dollar and backquote escaped.
+
+    systemd reads a double-quoted value literally apart from these escapes, so spaces at either end, single
+    quotes and ``\\`` survive (systemd.exec(5), EnvironmentFile=).
+    """
+    escaped = re.sub(r'([\\"$`])', r"\\\1", str(value))
+    return '"%s"' % escaped
+
+
+def user_problems(users, accounts, uid_min=1000, create=(), unprivileged=True):
+    """Accounts the play trains as or adds to the GPU groups, against the host's password database.
+
+    ``users``: ``{variable: name or list of names}``; ``accounts``: ``{name: {"uid": int}}`` of the host; ``create``:
+    the names the play creates when missing. With ``unprivileged`` (the training users), root (uid 0) and existing
+    system accounts (uid below ``uid_min``) are refused too.
+    """
+    problems = []
+    for variable in sorted(users):
+        names = users[variable]
+        for name in names if isinstance(names, (list, tuple)) else [names]:
+            entry = accounts.get(name)
+            if not isinstance(name, str) or not NAME_RE.match(name):
+                problems.append("%s: %r is not a user name (lower-case letters, digits, '_' or '-')." % (variable, name))
+            elif entry is None and name not in create:
+                problems.append(
+                    "%s: user %r does not exist on this host and the play does not create it: create it first, or set "
+                    "radeonlab_training_user_create: true to have the training user (pytorch_rocm_user, lora_job_user) "
+                    "created." % (variable, name))
+            elif entry is not None and unprivileged and int(entry["uid"]) == 0:
+                problems.append("%s: %r is root (uid 0); training never runs as root: name an unprivileged user." % (variable, name))
+            elif entry is not None and unprivileged and int(entry["uid"]) < uid_min:
+                problems.append(
+                    "%s: %r is a system account (uid %s < UID_MIN %s): name a regular login user." % (variable, name, entry["uid"], uid_min))
+    return problems
+
+
+def file_problems(entries, stats):
+    """Host paths the job reads: ``entries`` {variable: {"path", "kind": "dir"|"file"}}, ``stats`` site_probe's paths."""
+    problems = []
+    for variable in sorted(entries):
+        item = entries[variable]
+        stat = stats.get(item["path"]) or {}
+        wanted = "isdir" if item["kind"] == "dir" else "isfile"
+        if not stat.get(wanted):
+            problems.append(
+                "%s %r is not %s on this host: %s." % (
+                    variable, item["path"], "a directory" if item["kind"] == "dir" else "a file",
+                    "copy it there, or name it on the controller with %s_src" % variable.split(".")[0]))
+    return problems
+
+
+def plan_problems(plan):
+    """The runner's ``plan`` (rc 0 fits, 2 refused with the numbers on stderr, else an invalid job)."""
+    if not plan or plan.get("skipped") or plan.get("rc") == 0:
+        return []
+    stderr = (plan.get("stderr") or "").strip()
+    if plan.get("rc") == 2:
+        return ["lora_job_cutoff_len %s / the model does not fit the GPU (the runner's plan): %s" % (plan.get("cutoff_len"), stderr)]
+    return ["the LoRA job is invalid (the runner's plan, rc %s): %s" % (plan.get("rc"), stderr.splitlines()[-1] if stderr else "no output")]
+
+
+def torch_problems(rocm_version, torch):
+    """The torch / ROCm pair pytorch_rocm would install, looked up as its preflight does (gfx.torch_for)."""
+    try:
+        row = torch_for(str(rocm_version), str(torch) if torch else None)
+    except ValueError as exc:
+        row, reason = None, str(exc)
+    else:
+        reason = "only a nightly PyTorch index is recorded for this ROCm line" if row["torch"] is None else ""
+    if not reason:
+        return []
+    return ["pytorch_rocm_torch_version %r on ROCm %s (rocm_repo_rocm_version / pytorch_rocm_rocm_version): no stable "
+            "PyTorch wheels: %s. Set a pair that has wheels (ROCm 6.4 with torch 2.9.1, 2.9.0 or 2.8.0 is the newest)."
+            % (torch or "(newest)", rocm_version, reason)]
+
+
+def webui_problems(webui, loopback_re):
+    """The WebUI's exposure rules of radeonlab.llm.llamafactory (a login beyond loopback, both halves or neither)."""
+    if not webui.get("enabled"):
+        return []
+    problems = []
+    bind, port = str(webui.get("bind") or ""), webui.get("port")
+    user, password = str(webui.get("user") or ""), str(webui.get("password") or "")
+    if not str(port).isdigit() or not 1024 <= int(port) <= 65535:
+        problems.append("llamafactory_webui_port must be a TCP port 1024-65535, got %r." % (port,))
+    if not re.match(loopback_re, bind) and not (user and password):
+        problems.append(
+            "llamafactory_webui_bind %r exposes the WebUI beyond loopback without a login: set llamafactory_webui_auth_user "
+            "and llamafactory_webui_auth_password (at least 12 characters, in Ansible Vault), or keep 127.0.0.1 and use "
+            "an SSH tunnel." % bind)
+    if bool(user) != bool(password):
+        problems.append("llamafactory_webui_auth_user and llamafactory_webui_auth_password: set both or neither.")
+    if password and len(password) < 12:
+        problems.append("llamafactory_webui_auth_password must have at least 12 characters.")
+    if re.search(r"[\s:=]", user):
+        problems.append("llamafactory_webui_auth_user must not contain spaces, ':' or '=', got %r." % user)
+    return problems
+
+
+# --- the served OpenPGP key ------------------------------------------------------------------
+def _dearmor(text):
+    blocks = re.findall(r"-----BEGIN PGP PUBLIC KEY BLOCK-----\r?\n(.*?)-----END PGP PUBLIC KEY BLOCK-----", text, re.S)
+    if not blocks:
+        raise ValueError("it is not an ASCII-armored OpenPGP public key")
+    data = b""
+    for block in blocks:
+        body = block.split("\n\n", 1)[-1] if re.match(r"^[A-Za-z-]+: ", block) else block
+        lines = [line.strip() for line in body.splitlines() if line.strip() and not line.startswith("=")]
+        data += base64.b64decode("".join(lines))
+    return data
+
+
+def _packets(data):
+    pos = 0
+    while pos < len(data):
+        head = data[pos]
+        if not head & 0x80:
+            raise ValueError("it is not an OpenPGP packet stream (byte %d)" % pos)
+        if head & 0x40:  # new format
+            tag, first = head & 0x3F, data[pos + 1]
+            if first < 192:
+                length, pos = first, pos + 2
+            elif first < 224:
+                length, pos = ((first - 192) << 8) + data[pos + 2] + 192, pos + 3
+            elif first == 255:
+                length, pos = int.from_bytes(data[pos + 2:pos + 6], "big"), pos + 6
+            else:
+                raise ValueError("partial packet lengths are not valid in a key")
+        else:
+            tag, size = (head >> 2) & 0x0F, {0: 1, 1: 2, 2: 4}.get(head & 3)
+            if size is None:
+                raise ValueError("indeterminate packet length")
+            length, pos = int.from_bytes(data[pos + 1:pos + 1 + size], "big"), pos + 1 + size
+        if pos + length > len(data):
+            raise ValueError("it is truncated")
+        yield tag, data[pos:pos + length]
+        pos += length
+
+
+def openpgp_fingerprints(armored):
+    """Fingerprints (upper-case hex) of the primary keys in an ASCII-armored key block; ValueError if unreadable."""
+    result = []
+    for tag, body in _packets(_dearmor(armored)):
+        if tag != 6:
+            continue
+        if body[:1] == b"\x04":
+            result.append(hashlib.sha1(b"\x99" + len(body).to_bytes(2, "big") + body).hexdigest().upper())
+        elif body[:1] in (b"\x05", b"\x06"):
+            prefix = b"\x9a" if body[:1] == b"\x05" else b"\x9b"
+            result.append(hashlib.sha256(prefix + len(body).to_bytes(4, "big") + body).hexdigest().upper())
+        else:
+            raise ValueError("it holds a version %d key, which apt cannot use" % body[0])
+    return result
+
+
+def key_problems(armored, pinned, url):
+    """The key served at ``url`` against ``rocm_repo_key_fingerprint`` (``pinned``; spaces and case ignored)."""
+    pinned = re.sub(r"\s", "", str(pinned)).upper()
+    try:
+        found = openpgp_fingerprints(armored or "")
+    except (ValueError, IndexError) as exc:
+        return ["rocm_repo_key_url %s: %s; point rocm_repo_key_url at an unchanged copy of AMD's key." % (url, exc)]
+    if found == [pinned]:
+        return []
+    if len(found) != 1:
+        return ["rocm_repo_key_url %s holds %d primary keys (%s); exactly one is expected: point it at AMD's key."
+                % (url, len(found), ", ".join(found) or "none")]
+    return ["rocm_repo_key_fingerprint pins %s but the key served at %s is %s: if AMD rotated its key, confirm the "
+            "new fingerprint in AMD's documentation and set rocm_repo_key_fingerprint; with a mirror, serve AMD's key "
+            "unchanged." % (pinned, url, found[0])]
+
+
+# --- a data set file ---------------------------------------------------------------------------
+ALPACA_COLUMNS = {"prompt": "instruction", "query": "input", "response": "output"}
+
+
+def dataset_problems(variable, text, path):
+    """A data set file as the LoRA job renders it: alpaca records (instruction, optional input, output).
+
+    ``text`` is the file's content (JSON array or JSON lines). ShareGPT records (conversations/messages) are
+    named as such, because the job's dataset_info entry is alpaca-formatted.
+    """
+    try:
+        stripped = text.lstrip()
+        if stripped.startswith("["):
+            records = json.loads(text)
+        else:
+            records = [json.loads(line) for line in text.splitlines() if line.strip()]
+    except ValueError as exc:
+        return ["%s (%s) is not JSON or JSON lines (%s): fix the file." % (variable, path, exc)]
+    if not isinstance(records, list) or not records:
+        return ["%s (%s) holds no records: it must be a JSON list of alpaca records." % (variable, path)]
+    prompt, response = ALPACA_COLUMNS["prompt"], ALPACA_COLUMNS["response"]
+    for index, record in enumerate(records):
+        if isinstance(record, dict) and ("conversations" in record or "messages" in record):
+            return ["%s (%s) is in ShareGPT shape (record %d has conversations/messages); the job trains alpaca records "
+                    "{\"instruction\", \"input\", \"output\"}: convert it." % (variable, path, index)]
+        if not isinstance(record, dict) or not isinstance(record.get(prompt), str) or not isinstance(record.get(response), str):
+            return ["%s (%s): record %d is not an alpaca record with string \"%s\" and \"%s\" (optional \"input\"): "
+                    "fix the file." % (variable, path, index, prompt, response)]
+    return []
+
+
+# --- a listening port --------------------------------------------------------------------------
+def listening_ports(proc_net_tcp):
+    """Local TCP ports in LISTEN state (0A) in the text of /proc/net/tcp and /proc/net/tcp6."""
+    ports = set()
+    for line in proc_net_tcp.splitlines():
+        fields = line.split()
+        if len(fields) > 3 and fields[3] == "0A" and ":" in fields[1]:
+            ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return sorted(ports)
+
+
+def port_problems(variable, port, listening, own_service_active):
+    """A port the play's service will bind: taken by another process unless the play's own unit holds it."""
+    if int(port) in listening and not own_service_active:
+        return ["%s: port %s is already in use on this host by another service (a health check would get its answer): "
+                "choose a free port." % (variable, port)]
+    return []
+
+
+def _read_text(path):
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        return handle.read()
+
+
+def site_problems(checks, read=_read_text):
+    """Every problem of a ``checks`` dict (each key optional), in this order:
+
+    ``types`` {options, values}; ``users`` {accounts, uid_min, create, training, members}; ``files`` {entries, stats};
+    ``plan`` (the runner's plan result plus cutoff_len); ``key`` {status, msg, content, pinned, url}; ``torch`` {rocm_version, torch}; ``webui`` {enabled, bind, port, user, password,
+    loopback_re}; ``paths``, ``positive``, ``secrets`` {variable: value}; ``datasets`` {variable: controller path}; ``ports`` a list of
+    {variable, port, listening, own_active}; ``problems`` a list of sentences found elsewhere.
+    """
+    problems = []
+    if checks.get("types"):
+        problems += type_problems(checks["types"]["options"], checks["types"]["values"])
+    problems += path_problems(checks.get("paths") or {})
+    problems += positive_problems(checks.get("positive") or {})
+    problems += secret_problems(checks.get("secrets") or {})
+    users = checks.get("users")
+    if users:
+        accounts, uid_min, create = users.get("accounts") or {}, int(users.get("uid_min") or 1000), users.get("create") or []
+        problems += user_problems(users.get("training") or {}, accounts, uid_min, create, unprivileged=True)
+        problems += user_problems(users.get("members") or {}, accounts, uid_min, create, unprivileged=False)
+    files = checks.get("files") or {}
+    problems += file_problems(files.get("entries") or {}, files.get("stats") or {})
+    problems += plan_problems(checks.get("plan"))
+    if checks.get("torch"):
+        problems += torch_problems(checks["torch"]["rocm_version"], checks["torch"].get("torch"))
+    if checks.get("webui"):
+        problems += webui_problems(checks["webui"], checks["webui"]["loopback_re"])
+    key = checks.get("key")
+    if key and key.get("status") != 200:
+        problems.append("rocm_repo_key_url %s cannot be downloaded from this host (%s): check rocm_repo_base_url / "
+                        "rocm_repo_key_url and the host's network." % (key["url"], key.get("msg") or key.get("status")))
+    elif key:
+        problems += key_problems(key.get("content"), key["pinned"], key["url"])
+    for variable, path in sorted((checks.get("datasets") or {}).items()):
+        try:
+            problems += dataset_problems(variable, read(path), path)
+        except (IOError, OSError) as exc:
+            problems.append("%s (%s) cannot be read on the controller (%s): name an existing file." % (variable, path, exc.strerror))
+    for port in checks.get("ports") or []:
+        problems += port_problems(port["variable"], port["port"], port.get("listening") or [], bool(port.get("own_active")))
+    return problems + list(checks.get("problems") or [])
+
+
+def hosts_problem(pattern, matched):
+    """The sentence for a host pattern that matches nothing (an empty group, a typo), else None."""
+    if matched:
+        return None
+    return ("radeonlab_hosts %r matches no host of the inventory (an empty group, or a name that is not in it), so "
+            "nothing would be done: add hosts to the group, or set -e radeonlab_hosts=<group or host>." % (pattern,))
