@@ -18,6 +18,9 @@ at ``GIB - reserve`` (``BENCH_MEM_CAP_GIB`` via tests/bench/site/sitecustomize.p
 
 Phases (one per line in a plan file, ``#`` comments; or ``--phase`` repeated):
     env                                   versions, GPU, date; whether the image's own transformers accepts warmup_ratio
+    probe                                 the llamafactory role's bitsandbytes probe (a 4-bit matmul on every visible GPU);
+                                          its ``ok`` becomes the facts' ``bitsandbytes_ok`` for the phases after it (never
+                                          assumed: without this phase the facts say false and the plan cannot pick QLoRA)
     assets:SHAPE                          data + tokenizer (once) and a random-weight model (tiny | 0.5b | 7b)
     job:SHAPE:SEQ:CARD[:SUFFIX]           python -m radeonlab_lora check, then run when the plan accepts (SUFFIX: a repeat
                                           with its own output_dir)
@@ -27,7 +30,9 @@ Phases (one per line in a plan file, ``#`` comments; or ``--phase`` repeated):
     bare:SHAPE:SEQ:CARD[:SUFFIX]          bare_lora.py with that job's planned batch/accumulation/checkpointing
     lf:SHAPE:SEQ:CARD:B:A:CKPT:ATTN[:STEPS]  llamafactory-cli train on the job's YAML for the full card (rendered
                                           if need be) with batch B, accumulation A, checkpointing CKPT (0/1),
-                                          attention ATTN (sdpa | eager | math = sdpa restricted to its math kernel)
+                                          attention ATTN (sdpa | eager | math = sdpa restricted to its math kernel;
+                                          ATTN+q4: the same as 4-bit QLoRA, NF4 with double quantisation, as the
+                                          runner renders it; ATTN+q4p: and the paged optimiser paged_adamw_32bit)
 
 A plan line may end with ``~SECONDS`` after the phase (``direct:7b:2048:24G ~95``): what the phase is expected to
 take, for the budget check, where the default guess (``EST_S``, sized for 10-step runs) is wrong (longer runs).
@@ -55,8 +60,10 @@ SITE = os.path.join(HERE, "site")
 GIB_KIB = 1 << 20
 
 # rocminfo's pool size of the cards the emulation is named after (KiB / 2^20 = GiB)
-CARDS = {"8G": 8372224 / GIB_KIB, "16G": 16760832 / GIB_KIB, "24G": 25149440 / GIB_KIB}  # RX 6600, RX 6800 XT, RX 7900 XTX
-EST_S = {"env": 20, "assets": 15, "assets:7b": 40, "assets:0.5b": 20, "job:7b": 55, "job": 30, "check": 12,
+# RX 6600, RX 6700 XT (shared corpus rocminfo 04: 12 566 528 KB), RX 6800 XT, RX 7900 XTX
+CARDS = {"8G": 8372224 / GIB_KIB, "12G": 12566528 / GIB_KIB, "16G": 16760832 / GIB_KIB, "24G": 25149440 / GIB_KIB}
+PROBE = os.path.join(REPO, "roles", "llamafactory", "files", "bitsandbytes_probe.py")
+EST_S = {"env": 20, "probe": 25, "assets": 15, "assets:7b": 40, "assets:0.5b": 20, "job:7b": 55, "job": 30, "check": 12,
          "direct:7b": 45, "direct": 25, "bare:7b": 35, "bare": 20, "lf:7b": 35, "lf": 22}
 
 
@@ -64,8 +71,13 @@ VERSIONS_PROBE = """
 import importlib.metadata as m
 import json
 import torch
-d = {p: m.version(p) for p in ("torch", "transformers", "peft", "accelerate", "datasets", "trl", "tokenizers", "llamafactory",
-                               "huggingface_hub", "safetensors")}
+def version(name):
+    try:
+        return m.version(name)
+    except m.PackageNotFoundError:
+        return None
+d = {p: version(p) for p in ("torch", "transformers", "peft", "accelerate", "datasets", "trl", "tokenizers", "llamafactory",
+                             "huggingface_hub", "safetensors", "bitsandbytes")}
 d.update(torch_cuda=torch.version.cuda, torch_hip=getattr(torch.version, "hip", None), cuda_available=torch.cuda.is_available())
 n = torch.cuda.device_count() if torch.cuda.is_available() else 0
 d["devices"] = [[torch.cuda.get_device_name(i), torch.cuda.get_device_properties(i).total_memory // 1024] for i in range(n)]
@@ -86,6 +98,7 @@ class Bench:
         self.jsonl = os.path.join(self.out, "bench.jsonl")
         self.results = os.path.join(self.out, "bench_results.jsonl")  # BENCH_RESULT lines of the timers
         self.real_kib = None
+        self.bitsandbytes = None  # the probe's result (phase probe); None: not probed, bitsandbytes_ok false
         self.jobs: dict = {}  # job key -> summary (plan, run dir)
         self.rendered: dict = {}  # job key -> train.yaml that radeonlab_lora render wrote in this bench run
         self.need = None  # the ~SECONDS of the phase being run (None: EST_S)
@@ -180,8 +193,10 @@ class Bench:
         emulated = self.card(card)[0]
         reserve = self.a.reserve if emulated is None else round(real_gib - emulated + self.a.reserve, 4)
         label = self.a.device_name + ("" if emulated is None else f" capped to emulate a {emulated:.2f} GiB card ({card})")
+        probe = self.bitsandbytes or {}
         return {"gpus": [{"name": self.a.gfx, "marketing_name": label, "vram_kb": self.real_kib, "index": 0, "node": 1}],
-                "ram_kb": ram_kb, "reserve_gib": reserve}
+                "ram_kb": ram_kb, "reserve_gib": reserve, "bitsandbytes_ok": bool(probe.get("ok")),
+                "bitsandbytes": {k: probe.get(k) for k in ("ok", "reason", "version")} if probe else {}}
 
     def job_paths(self, shape: str, seq: int, card: str, suffix: str = "") -> tuple:
         tag = f"{shape}-s{seq}-{card}" + (f"-{suffix}" if suffix else "")
@@ -198,7 +213,7 @@ class Bench:
         steps = self.steps(shape)
         job = {"name": tag, "model": os.path.join(self.work, f"qwen2-{shape}"), "template": "qwen",
                "dataset": {"name": "bench_alpaca", "file": os.path.join(self.work, "data", "bench_alpaca.json")},
-               "output_dir": base, "cutoff_len": seq, "attention": self.a.attention,
+               "output_dir": base, "cutoff_len": seq, "attention": self.a.attention, "allow_qlora": not self.a.no_qlora,
                "device": "cpu" if self.a.device == "cpu" else "gpu", "effective_batch_size": self.a.eff_batch,
                "max_samples": max(16, steps * self.a.eff_batch), "logging_steps": 1, "save_steps": 100000,
                "extra_args": {"max_steps": steps, "include_num_input_tokens_seen": True}, "env": env}
@@ -248,6 +263,11 @@ class Bench:
         done = subprocess.run([sys.executable, "-c", probe], env=base_env, capture_output=True, text=True, timeout=120, check=False)
         info["image_transformers_warmup_ratio"] = {"rc": done.returncode, "tail": (done.stdout + done.stderr).strip().splitlines()[-1:]}
         self.record({"phase": phase, "kind": "env", **info})
+
+    def phase_probe(self, phase: str) -> None:
+        res = self.sh([sys.executable, PROBE], "probe", limit=180)
+        self.bitsandbytes = parse_last_json(os.path.join(self.side, res["log"])) or {"ok": False, "reason": f"the probe printed no JSON (rc {res['rc']})"}
+        self.record({"phase": phase, "kind": "probe", **res, "bitsandbytes": self.bitsandbytes})
 
     def phase_assets(self, phase: str, shape: str) -> None:
         argv = [sys.executable, os.path.join(HERE, "make_assets.py"), "--out", self.work, "--shape", shape, "--device", self.a.assets_device or self.a.device]
@@ -377,7 +397,8 @@ class Bench:
 
     def phase_lf(self, phase: str, shape: str, seq: int, card: str, batch: int, accum: int, ckpt: bool, attn: str, steps: int | None) -> None:
         cap = self.card(card)[1]
-        tag = f"lf-{shape}-s{seq}-{card}-b{batch}x{accum}-{'ckpt' if ckpt else 'nockpt'}-{attn}"
+        attn, _, quant = attn.partition("+")
+        tag = f"lf-{shape}-s{seq}-{card}-b{batch}x{accum}-{'ckpt' if ckpt else 'nockpt'}-{attn}" + (f"-{quant}" if quant else "")
         row = {"phase": phase, "kind": "lf", "shape": shape, "seq": seq, "card": card, "cap_gib": cap, "batch": batch, "accumulation": accum,
                "gradient_checkpointing": ckpt, "attention": attn, "tag": tag}
         yaml_path = self.yaml_for(shape, seq, "full")
@@ -387,6 +408,11 @@ class Bench:
         overrides = {"per_device_train_batch_size": batch, "gradient_accumulation_steps": accum,
                      "disable_gradient_checkpointing": str(not ckpt).lower(), "flash_attn": "disabled" if attn == "eager" else "sdpa",
                      "max_steps": steps or self.steps(shape), "max_samples": max(16, (steps or self.steps(shape)) * batch * accum)}
+        if quant in ("q4", "q4p"):
+            overrides.update(quantization_bit=4, quantization_method="bnb", quantization_type="nf4", double_quantization="true")
+        if quant == "q4p":
+            overrides["optim"] = "paged_adamw_32bit"
+        row["quantization"] = quant or None
         self.record({**row, **self.lf_run(phase, tag, yaml_path, overrides, cap, sdpa="math" if attn == "math" else None)})
 
     # ------------------------------------------------------------------ driver
@@ -398,8 +424,9 @@ class Bench:
             parts = phase.split(":")
             kind = parts[0]
             try:
-                if kind == "env":
-                    self.phase_env(phase)
+                if kind in ("env", "probe"):
+                    if not self.skip(phase, self.need or EST_S[kind]):
+                        getattr(self, f"phase_{kind}")(phase)
                     continue
                 shape = parts[1]
                 need = self.need or EST_S.get(f"{kind}:{shape}", EST_S.get(kind, 30))
@@ -491,10 +518,20 @@ def parse_json(log_path: str):
     return None
 
 
+def parse_last_json(log_path: str):
+    """The JSON object on the last line of a log that starts with the '$ argv' line (the probe's output)."""
+    try:
+        with open(log_path, encoding="utf-8") as handle:
+            lines = [line for line in handle.read().splitlines() if line.startswith("{")]
+        return json.loads(lines[-1]) if lines else None
+    except (OSError, ValueError):
+        return None
+
+
 def plan_summary(plan: dict) -> dict:
     est = plan.get("estimate_gib") or {}
     return {k: plan.get(k) for k in ("decision", "precision", "per_device_train_batch_size", "gradient_accumulation_steps", "gradient_checkpointing",
-                                     "vram_gib", "available_gib", "needed_gib", "model_params_b")} | {
+                                     "double_quantization", "paged_optimizer", "vram_gib", "available_gib", "needed_gib", "model_params_b")} | {
         "estimate_total_gib": est.get("total"), "estimate": est or None, "alternatives": plan.get("alternatives") or None,
         "message": (plan.get("message") or "")[:400]}
 
@@ -518,6 +555,8 @@ def main(argv=None) -> int:
     ap.add_argument("--reserve", type=float, default=1.5, help="runtime reserve the plan assumes (sizing.DEFAULT_RESERVE_GIB)")
     ap.add_argument("--attention", default="sdpa", choices=["sdpa", "auto", "disabled", "fa2"])
     ap.add_argument("--eff-batch", type=int, default=8)
+    ap.add_argument("--no-qlora", action="store_true", help="jobs with allow_qlora false (default: true, the role's default; the plan "
+                    "still needs the probe's bitsandbytes_ok)")
     ap.add_argument("--steps", type=int, default=12, help="optimizer steps per run (0.5B / tiny)")
     ap.add_argument("--steps-7b", type=int, default=10)
     ap.add_argument("--skip", type=int, default=2, help="steps left out of the steady-state numbers")

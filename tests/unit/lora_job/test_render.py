@@ -50,6 +50,20 @@ def test_qlora_plan_renders_quantization(tiny_job):
     job = {**tiny_job, "model": "Qwen/Qwen2.5-7B-Instruct", "model_config": QWEN25_7B, "cutoff_len": 2048, "allow_qlora": True}
     cfg = _prepared(job, {"vram_kb": 16760832, "bitsandbytes_ok": True}).train_config()
     assert (cfg["quantization_bit"], cfg["quantization_method"], cfg["bf16"]) == (4, "bnb", True)
+    assert (cfg["quantization_type"], cfg["double_quantization"], "optim" in cfg) == ("nf4", True, False)
+
+
+def test_tight_qlora_plan_renders_the_paged_optimizer(tiny_job):
+    job = {**tiny_job, "model": "Qwen/Qwen2.5-7B-Instruct", "model_config": QWEN25_7B, "cutoff_len": 2048, "allow_qlora": True,
+           "attention": "sdpa"}
+    cfg = _prepared(job, {"vram_kb": int(12.4 * 2**20), "bitsandbytes": {"ok": True, "reason": "probe passed"}}).train_config()
+    assert (cfg["quantization_bit"], cfg["double_quantization"], cfg["optim"]) == (4, True, "paged_adamw_32bit")
+
+
+def test_probe_failure_keeps_bf16_keys_out(tiny_job):
+    job = {**tiny_job, "model": "Qwen/Qwen2.5-7B-Instruct", "model_config": QWEN25_7B, "cutoff_len": 2048, "allow_qlora": True}
+    with pytest.raises(runner.Refused, match="bitsandbytes is unavailable on this host: torch 2.9.1 has no HIP"):
+        _prepared(job, {"vram_kb": 16760832, "bitsandbytes": {"ok": False, "reason": "torch 2.9.1 has no HIP"}})
 
 
 def test_refused_plan_cannot_render(tiny_job):

@@ -9,7 +9,8 @@ import pytest
 from lora_cases import MI300X_192G, QWEN25_05B, QWEN25_7B, QWEN25_15B, RX6600_8G, RX6800XT_16G, RX7900XTX_24G, TINY
 
 from radeonlab_lora.modelshape import ModelShape
-from radeonlab_lora.sizing import Device, Setting, SizingError, device_from_facts, estimate, plan_job, probe_device
+from radeonlab_lora import sizing
+from radeonlab_lora.sizing import Device, Setting, SizingError, device_from_facts, estimate, plan_job, probe_device, quantised_params
 
 Q7 = ModelShape.from_config(QWEN25_7B)
 Q15 = ModelShape.from_config(QWEN25_15B)
@@ -77,9 +78,51 @@ def test_weights_of_reference_model():
     assert estimate(Q7, 1024, Setting("bf16", True, 1), "sdpa").weights_gib == pytest.approx(14.2, abs=0.05)
 
 
+RX6700XT_12G = 12566528  # rocminfo pool size, shared corpus rocminfo/04 (RX 6700 XT)
+LAB_PROBE = "torch 2.9.1+cpu has no HIP (a CPU build): bitsandbytes' 4-bit kernels need a GPU"
+
+
+def test_qlora_constants():
+    """bitsandbytes' NF4 byte count: 4 bits + a uint8 absmax per block of 64 + an fp32 absmax per 256 blocks (double quant)."""
+    assert sizing.QLORA_BLOCKSIZE == 64
+    assert sizing.QLORA_BYTES_PER_PARAM == pytest.approx(0.515869140625, abs=1e-12)
+    assert (sizing.LORA_STATE_BYTES_PER_PARAM, sizing.PAGED_LORA_STATE_BYTES_PER_PARAM) == (16.0, 8.0)
+
+
 def test_qlora_weights_keep_embeddings_in_bf16():
+    assert quantised_params(Q7) == 6_525_417_472  # the 28 layers' linear weights (+ biases); embed_tokens and lm_head stay bf16
     est = estimate(Q7, 2048, Setting("qlora4", True, 1), "sdpa")
-    assert 5.0 < est.weights_gib < 6.5  # 2 GiB bf16 embeddings/lm_head + 6.5 B x 0.55 B + one dequantised layer
+    assert est.weights_gib == pytest.approx(5.166, abs=0.001)  # 3.135 GiB NF4 + 2.031 GiB bf16 embeddings/lm_head + norms
+    # measured: the QLoRA peak is the bf16 peak minus exactly the weights saved (18.44 - 14.18 + 5.17 = 9.43 GiB)
+    bf16 = estimate(Q7, 2048, Setting("bf16", True, 1), "sdpa")
+    assert bf16.activations_gib == est.activations_gib
+
+
+# LLaMA-Factory 0.9.5 QLoRA (quantization_bit 4, bnb NF4, double quantisation) through the job runner or llamafactory-cli,
+# bitsandbytes 0.50.2, NVIDIA H200, 2026-12-01, issue 19 calls 1-2 (docs/performance.md): seq, batch, ckpt, peak allocated GiB
+QLORA_H200 = [
+    (1024, 2, True, 9.43),   # the 16 GB plan (calls 1 and 2)
+    (2048, 1, True, 9.44),   # the 16 GB plan at 2048
+    (1024, 1, True, 7.49),   # the 12 GB plan
+    (1024, 1, False, 12.97),  # uncapped, without checkpointing
+]
+
+
+@pytest.mark.parametrize("seq, batch, ckpt, measured", QLORA_H200)
+def test_model_reproduces_qlora_h200(seq, batch, ckpt, measured):
+    total = estimate(Q7, seq, Setting("qlora4", ckpt, batch), "sdpa").total_gib
+    assert 0.0 <= total / measured - 1 <= 0.10, f"{total:.2f} GiB vs measured {measured}"
+
+
+def test_paged_optimizer_only_where_nothing_else_fits():
+    tight = 12.4 * 2**20  # between the paged (12.32 GiB) and the plain (12.48 GiB) QLoRA need of 7B at 2048
+    plan = plan_job(Q7, cutoff_len=2048, attention="sdpa", device=Device(int(tight), bitsandbytes_ok=True), allow_qlora=True)
+    assert (plan.precision, plan.gradient_checkpointing, plan.per_device_train_batch_size, plan.paged_optimizer) == ("qlora4", True, 1, True)
+    assert plan.estimate_gib["lora_state"] == pytest.approx(0.15, abs=0.01) and "paged AdamW" in plan.message
+    roomy = plan_job(Q7, cutoff_len=2048, attention="sdpa", device=Device(RX6800XT_16G, bitsandbytes_ok=True), allow_qlora=True)
+    assert (roomy.paged_optimizer, roomy.double_quantization) == (False, True)
+    assert plan_job(Q7, cutoff_len=2048, attention="sdpa", device=Device(RX7900XTX_24G, bitsandbytes_ok=True),
+                    allow_qlora=True).double_quantization is None  # bf16 plans carry no quantisation settings
 
 
 # card, shape, seq, attention, allow_qlora (and bitsandbytes works) -> decision, precision, batch, accumulation, ckpt
@@ -88,6 +131,10 @@ PLAN_TABLE = [
     ("16G", Q7, 2048, "sdpa", False, "refuse", None, None, None, None),
     ("16G", Q7, 2048, "sdpa", True, "train", "qlora4", 1, 8, True),
     ("16G", Q7, 1024, "sdpa", False, "refuse", None, None, None, None),
+    ("16G", Q7, 1024, "sdpa", True, "train", "qlora4", 2, 4, True),  # measured: peak 9.43 GiB under the 14.48 GiB cap
+    # 7B on a 12 GB card (RX 6700 XT): QLoRA at 1024 (measured: 7.49 GiB under 10.48), not even QLoRA at 2048
+    ("12G", Q7, 1024, "sdpa", True, "train", "qlora4", 1, 8, True),
+    ("12G", Q7, 2048, "sdpa", True, "refuse", None, None, None, None),
     # 7B on 24 GB: only with checkpointing, batch 1 at 2048
     ("24G", Q7, 2048, "sdpa", False, "train", "bf16", 1, 8, True),
     ("24G", Q7, 2048, "disabled", False, "train", "bf16", 1, 8, True),
@@ -106,7 +153,7 @@ PLAN_TABLE = [
     ("192G", Q7, 1024, "sdpa", False, "train", "bf16", 8, 1, False),
     ("192G", Q7, 2048, "disabled", False, "train", "bf16", 4, 2, False),
 ]
-CARDS = {"8G": RX6600_8G, "16G": RX6800XT_16G, "24G": RX7900XTX_24G, "192G": MI300X_192G}
+CARDS = {"8G": RX6600_8G, "12G": RX6700XT_12G, "16G": RX6800XT_16G, "24G": RX7900XTX_24G, "192G": MI300X_192G}
 
 
 @pytest.mark.parametrize("card, shape, seq, attention, qlora, decision, precision, batch, accumulation, ckpt", PLAN_TABLE)
@@ -120,14 +167,31 @@ def test_plan_per_card(card, shape, seq, attention, qlora, decision, precision, 
 
 
 def test_refusal_carries_the_numbers():
-    plan = plan_job(Q7, cutoff_len=2048, attention="sdpa", device=Device(RX6800XT_16G, bitsandbytes_ok=False), allow_qlora=True)
+    device = Device(RX6800XT_16G, bitsandbytes_ok=False, bitsandbytes_reason=LAB_PROBE)
+    plan = plan_job(Q7, cutoff_len=2048, attention="sdpa", device=device, allow_qlora=True)
     assert plan.refused
     assert "7.62 B" in plan.message and "22.4 GiB" in plan.message and "15.98 GiB" in plan.message
-    assert "4-bit QLoRA (13.2 GiB" in plan.message
-    assert "bitsandbytes does not work on this host" in plan.message
-    assert plan.alternatives["qlora4"] == {"needed_gib": 13.19, "fits": True, "enabled": False}
+    assert f"4-bit QLoRA (12.3 GiB), but bitsandbytes is unavailable on this host: {LAB_PROBE}" in plan.message
+    assert plan.alternatives["qlora4"] == {"needed_gib": 12.32, "fits": True, "enabled": True, "available": False, "reason": LAB_PROBE}
     assert 4.0 <= plan.alternatives["max_model_params_b_bf16"] <= 5.0
     assert plan.alternatives["max_cutoff_len"] is None  # the weights alone do not fit
+
+
+@pytest.mark.parametrize("allow, ok, reason, expected", [
+    (True, False, "", "4-bit QLoRA (12.3 GiB), but bitsandbytes is unavailable on this host: no bitsandbytes probe passed on this host"),
+    (False, False, LAB_PROBE, "4-bit QLoRA (12.3 GiB; the job has allow_qlora false, and bitsandbytes is unavailable on this host: "
+                              + LAB_PROBE + ")"),
+    (False, True, "", "4-bit QLoRA (12.3 GiB; the job has allow_qlora false)"),
+])
+def test_refusal_names_qlora_and_why_not(allow, ok, reason, expected):
+    plan = plan_job(Q7, cutoff_len=2048, attention="sdpa", device=Device(RX6800XT_16G, bitsandbytes_ok=ok, bitsandbytes_reason=reason),
+                    allow_qlora=allow)
+    assert plan.refused and expected in plan.message, plan.message
+
+
+def test_refusal_when_not_even_qlora_fits():
+    plan = plan_job(Q7, cutoff_len=2048, attention="sdpa", device=Device(RX6700XT_12G, bitsandbytes_ok=True), allow_qlora=True)
+    assert "not even 4-bit QLoRA (12.3 GiB)" in plan.message and plan.alternatives["max_cutoff_len"] == 1792
 
 
 def test_refusal_suggests_shorter_cutoff():
@@ -143,7 +207,7 @@ def test_plans_never_exceed_vram_across_a_sweep():
                 for attention in ("sdpa", "disabled"):
                     plan = plan_job(shape, cutoff_len=seq, attention=attention, device=Device(kib, bitsandbytes_ok=True), allow_qlora=True)
                     if not plan.refused:
-                        setting = Setting(plan.precision, plan.gradient_checkpointing, plan.per_device_train_batch_size)
+                        setting = Setting(plan.precision, plan.gradient_checkpointing, plan.per_device_train_batch_size, bool(plan.paged_optimizer))
                         assert estimate(shape, seq, setting, attention).total_gib * 1.1 + 1.5 <= kib / 2**20
 
 
@@ -184,6 +248,9 @@ def test_bad_inputs():
         ({"vram_kb": 0}, None, 1.5, False),
         (None, None, 1.5, False),
         ({"vram_kb": RX6800XT_16G, "reserve_gib": 0.5, "bitsandbytes_ok": True}, RX6800XT_16G, 0.5, True),
+        # the llamafactory role's probe result: its ok counts (and its reason is kept for the refusal)
+        ({"vram_kb": RX6800XT_16G, "bitsandbytes": {"ok": True, "reason": "works", "version": "0.50.2"}}, RX6800XT_16G, 1.5, True),
+        ({"vram_kb": RX6800XT_16G, "bitsandbytes": {"ok": False, "reason": LAB_PROBE}}, RX6800XT_16G, 1.5, False),
         # rocm_facts style: the CPU agent and the iGPU are ignored, the smallest discrete GPU sizes the plan
         ({"agents": [{"type": "CPU", "vram_kb": None}, {"type": "GPU", "vram_kb": RX6800XT_16G},
                      {"type": "GPU", "vram_kb": 524288, "integrated": True}, {"type": "GPU", "vram_kb": RX7900XTX_24G}]},

@@ -75,9 +75,11 @@ def training_config(spec: dict, plan: Plan, *, output_dir: str, dataset_dir: str
         "lora_dropout": float(lora["dropout"]),
         "lora_target": lora["target"],
     }
-    if plan.precision == "qlora4":
+    if plan.precision == "qlora4":  # bitsandbytes NF4, as the plan sized it (a bf16 or CPU config has none of these keys)
         cfg["quantization_bit"] = 4
         cfg["quantization_method"] = "bnb"
+        cfg["quantization_type"] = "nf4"
+        cfg["double_quantization"] = bool(plan.double_quantization)
     cfg.update({
         # dataset
         "dataset": spec["dataset"]["name"],
@@ -113,6 +115,8 @@ def training_config(spec: dict, plan: Plan, *, output_dir: str, dataset_dir: str
         "bf16": plan.precision in ("bf16", "qlora4"),
         "disable_gradient_checkpointing": not plan.gradient_checkpointing,  # LLaMA-Factory checkpoints by default
     })
+    if plan.paged_optimizer:
+        cfg["optim"] = "paged_adamw_32bit"
     if plan.device == "cpu":
         cfg["use_cpu"] = True
     cfg.update({"ddp_timeout": 180000000, "seed": spec["seed"], "resume_from_checkpoint": None})
