@@ -2,7 +2,7 @@
 # Copyright: radeonlab.llm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The one versioned data module of radeonlab.llm: GPU support per ROCm line and PyTorch wheels.
+"""The one versioned data module of radeonlab.llm: GPU support per ROCm line, PyTorch wheels, bitsandbytes.
 
 Pure data plus two tiny lookups; no Ansible import, Python 3.8 compatible. Every entry carries
 ``source`` (a section of the shared reference ``rocm_facts.md`` or a public URL) and ``verified``
@@ -15,7 +15,7 @@ Bump ``MATRIX_VERSION`` whenever any entry changes.
 
 from __future__ import annotations
 
-MATRIX_VERSION = "2026.08.1"
+MATRIX_VERSION = "2026.12.1"
 
 # ---------------------------------------------------------------------------------------------
 # Sources (short keys used by the entries below)
@@ -59,6 +59,26 @@ SOURCES = {
     "therock": "rocm_facts.md §2: 3rd-party claim that on TheRock runtime (7.14+/10.x) setting the override breaks HSA init",
     "corpus": "shared corpus rocminfo/INDEX.md + expected.json (Chip ID lines of the captures)",
     "llvm_names": "rocm_facts.md §2 LLVM names (llvm-project PRs 170469/155577)",
+    "bnb_wheel": (
+        "bitsandbytes-0.50.2-py3-none-manylinux_2_24_x86_64.whl from PyPI (43 139 553 bytes), read 2026-12-01: it ships "
+        "libbitsandbytes_rocm64/70/71/72/714/715.so beside the CUDA builds; the targets are those of each library's "
+        "compressed code-object bundles (CCOB, zstd; 'amdgcn-amd-amdhsa--gfx...' entries)"
+    ),
+    "bnb_docs": "https://huggingface.co/docs/bitsandbytes/v0.50.2/en/installation.md (AMD ROCm: installation via PyPI)",
+    "bnb_rdna_cdna": (
+        "https://github.com/unslothai/unsloth/pull/4161 (4-bit on RDNA from bitsandbytes 0.49.0, bitsandbytes#1748; "
+        "on CDNA from 0.49.2, bitsandbytes#1887); https://github.com/bitsandbytes-foundation/bitsandbytes/pull/1857 "
+        "(QLoRA 4-bit on ROCm documented as supported; CDNA's default 4-bit block is 128)"
+    ),
+    "bnb_050": (
+        "https://github.com/unslothai/unsloth/pull/7535 (0.50.0 is the first PyPI release with the complete ROCm 4-bit "
+        "path: bitsandbytes#1887, #1979 fused 4-bit GEMM validated on gfx1100/gfx1201/gfx1151, #2012 RDNA3/RDNA4 "
+        "workgroup fix; <= 0.49.2 returned NaN)"
+    ),
+    "bnb_lf": (
+        "https://github.com/bitsandbytes-foundation/bitsandbytes/issues/1955 (LLaMA-Factory 0.9.5 QLoRA 4-bit on an "
+        "AI PRO R9700, gfx1201, ROCm 7.2.3)"
+    ),
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -367,6 +387,37 @@ TORCH_NOTES = (
     "numpy<2 for torch<=2.3 is an inference (those wheels were built against numpy 1.x); AMD's repo.radeon.com "
     "wheels need numpy==1.26.4 (rocm_facts.md §4). No stable index is recorded for ROCm 7.0 or 7.2."
 )
+
+
+# ---------------------------------------------------------------------------------------------
+# bitsandbytes (4-bit QLoRA). bitsandbytes loads libbitsandbytes_rocm<major><minor>.so for the HIP
+# version torch was built with (torch.version.hip), so torch's ROCm line picks the build; a target runs
+# only where that build has its kernels (an HSA_OVERRIDE_GFX_VERSION GPU runs the target it borrows).
+# ---------------------------------------------------------------------------------------------
+_BNB_64 = ("gfx908", "gfx90a", "gfx942", "gfx1030", "gfx1100", "gfx1101", "gfx1102", "gfx1103",
+           "gfx1150", "gfx1151", "gfx1152", "gfx1153", "gfx1200", "gfx1201")
+_BNB_70 = _BNB_64 + ("gfx950",)
+_BNB_714 = _BNB_70 + ("gfx1010", "gfx1011", "gfx1012", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035",
+                      "gfx1036", "gfx1250")
+
+BITSANDBYTES = (
+    {"version": "0.50.2", "min_torch": "2.4", "min_python": "3.10",
+     "rocm_builds": {"6.4": _BNB_64, "7.0": _BNB_70, "7.1": _BNB_70, "7.2": _BNB_70, "7.14": _BNB_714, "7.15": _BNB_714},
+     "cuda": True, "verified": True, "sources": ("bnb_wheel", "bnb_docs", "bnb_050", "bnb_rdna_cdna", "bnb_lf"),
+     "notes": "One PyPI wheel for CUDA and ROCm (43 MB). 4-bit on RDNA since 0.49.0, CDNA since 0.49.2, without NaNs since "
+              "0.50.0. No build for ROCm 6.0-6.3 (a torch for those lines gets no bitsandbytes GPU library). gfx906 and "
+              "gfx1031/gfx1032 have no kernels in the 6.4-7.2 builds (gfx1031/1032 run with HSA_OVERRIDE_GFX_VERSION=10.3.0)."},
+)
+
+
+def bitsandbytes_release(version=None):
+    """The bitsandbytes row to install (``version`` pins one; default the newest recorded)."""
+    rows = [row for row in BITSANDBYTES if version in (None, "", row["version"])]
+    if not rows:
+        raise ValueError("bitsandbytes %s is not recorded (known: %s)" % (version, ", ".join(r["version"] for r in BITSANDBYTES)))
+    row = dict(sorted(rows, key=lambda r: _version_key(r["version"]))[-1])
+    row["source"] = "; ".join(SOURCES[key] for key in row["sources"])
+    return row
 
 
 def _version_key(text):
