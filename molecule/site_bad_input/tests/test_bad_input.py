@@ -1,0 +1,201 @@
+"""Each bad input is refused by playbooks/validate.yml before site.yml changes anything.
+
+Every case runs this scenario's converge (the whole site.yml, no tags) with one bad input, and must fail in the
+validation play, with a message naming the variable, before the site's main play starts; a snapshot of /etc/apt,
+/etc/systemd, /etc/radeonlab, the venv, the job folder and the accounts taken before and after must be equal. A
+validation that did nothing would let the site run on: it would start the main play, change files and pass no case.
+The results table is written to docs/reliability.md.
+"""
+
+import json
+import os
+import shlex
+import subprocess
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROJECT = os.path.dirname(os.path.dirname(HERE))
+CONVERGE = os.path.join(HERE, "converge.yml")
+FILES = os.path.join(HERE, "files")
+DOC = os.path.join(PROJECT, "docs", "reliability.md")
+FACT_CACHE = os.path.join(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "/tmp"), "bad_input_facts")
+SNAPSHOT = (
+    "for d in /etc/apt /etc/systemd /etc/radeonlab /etc/llamafactory /opt/radeonlab /var/lib/radeonlab /var/lib/llamafactory; do "
+    "[ -e $d ] || { echo \"absent $d\"; continue; }; find $d -xdev -printf '%p %y %m %u %g %s\\n' | sort; "
+    "find $d -xdev -type f -exec md5sum {} + | sort; done; getent passwd; getent group"
+)
+MAIN_PLAY = "PLAY [ROCm, GPU access, PyTorch for ROCm, LLaMA-Factory and the LoRA job]"
+AMD_FPR = "CA8BB4727A47B4D09B4EE8969386B48A1A693C5C"
+ROCKY = 'NAME="Rocky Linux"\nID="rocky"\nID_LIKE="rhel centos fedora"\nVERSION_ID="9.4"\nPRETTY_NAME="Rocky Linux 9.4"\n'
+
+# (id, what is wrong, extra vars (JSON) or raw -e / -i arguments, text the refusal must contain)
+CASES = [
+    ("rocm-line-unknown", "unknown ROCm line", {"rocm_repo_rocm_version": "5.9"}, "rocm_repo_rocm_version is '5.9'"),
+    ("torch-rocm-pair", "a torch/ROCm pair without wheels", {"pytorch_rocm_rocm_version": "6.2", "pytorch_rocm_torch_version": "2.9.1"},
+     "pytorch_rocm_torch_version '2.9.1' on ROCm 6.2"),
+    ("fingerprint-malformed", "malformed fingerprint", {"rocm_repo_key_fingerprint": "CA8B-B472-NOT-HEX"},
+     "rocm_repo_key_fingerprint must be a full 40-hex-digit"),
+    ("fingerprint-short", "fingerprint too short", {"rocm_repo_key_fingerprint": "9386B48A1A693C5C"},
+     "rocm_repo_key_fingerprint must be a full 40-hex-digit"),
+    ("fingerprint-mismatch", "fingerprint of another key (AMD's, the mirror serves the lab's)",
+     {"rocm_repo_key_fingerprint": AMD_FPR}, "rocm_repo_key_fingerprint pins " + AMD_FPR),
+    ("base-url-no-scheme", "base URL without a scheme", {"rocm_repo_base_url": "127.0.0.1:8765"}, "rocm_repo_base_url ('127.0.0.1:8765')"),
+    ("key-url-not-a-key", "key URL that serves no key", {"rocm_repo_key_url": "http://127.0.0.1:8765/"},
+     "rocm_repo_key_url http://127.0.0.1:8765/"),
+    ("gfx-garbage", "a gfx name where the override wants a version", {"gpu_environment_hsa_override": "gfx1031"},
+     "gpu_environment_hsa_override must be auto, off or major.minor.stepping"),
+    ("override-not-xyz", "override not x.y.z", {"gpu_environment_hsa_override": "10.3"},
+     "gpu_environment_hsa_override must be auto, off or major.minor.stepping"),
+    ("distro-unknown", "unknown distribution (Rocky Linux 9)", "os-release", "rocm_repo supports amd64 Debian-family hosts"),
+    ("user-missing", "training user that does not exist (creation off)", {"pytorch_rocm_user": "ghost", "lora_job_user": "ghost",
+                                                                         "radeonlab_training_user_create": False},
+     "pytorch_rocm_user: user 'ghost' does not exist"),
+    ("group-member-missing", "GPU group member that does not exist", {"gpu_groups_users": ["trainer", "ghost"]},
+     "gpu_groups_users: user 'ghost' does not exist"),
+    ("user-root", "training as root", {"lora_job_user": "root"}, "lora_job_user: 'root' is root (uid 0)"),
+    ("user-system", "training as a system account", {"pytorch_rocm_user": "daemon"}, "pytorch_rocm_user: 'daemon' is a system account"),
+    ("string-for-list", "-e gpu_groups_users=trainer (a string for a list)", ["-e", "gpu_groups_users=trainer"],
+     "gpu_groups_users must be a list, got the string 'trainer'"),
+    ("string-for-list-pip", "a string for pytorch_rocm_pip_options", ["-e", "pytorch_rocm_pip_options=--no-cache-dir"],
+     "pytorch_rocm_pip_options must be a list"),
+    ("string-for-dict", "a string for lora_job_dataset", ["-e", "lora_job_dataset=tiny_alpaca"], "lora_job_dataset must be a dict"),
+    ("hosts-empty-group", "an empty host group", ["-i", os.path.join(FILES, "empty_group.yml"), "-e", "radeonlab_hosts=empty_fleet"],
+     "radeonlab_hosts 'empty_fleet' matches no host"),
+    ("hosts-no-match", "radeonlab_hosts that matches nothing", ["-e", "radeonlab_hosts=lab_workstaions"],
+     "radeonlab_hosts 'lab_workstaions' matches no host"),
+    ("job-name-slash", "job name with /", {"lora_job_name": "../../etc/x"}, "lora_job_name of letters"),
+    ("job-name-dotdot", "job name ..", {"lora_job_name": ".."}, "lora_job_name of letters"),
+    ("rank-zero", "LoRA rank 0", {"lora_job_lora_rank": 0}, "lora_job_lora_rank must be a number greater than 0"),
+    ("epochs-negative", "negative epochs", {"lora_job_num_train_epochs": -1}, "lora_job_num_train_epochs must be a number greater than 0"),
+    ("batch-zero", "batch size 0", {"lora_job_effective_batch_size": 0}, "lora_job_effective_batch_size must be a number greater than 0"),
+    ("rank-not-int", "rank that is no number", {"lora_job_lora_rank": "eight"}, "lora_job_lora_rank"),
+    ("attention-unknown", "attention backend that does not exist", {"lora_job_attention": "flash3"},
+     "value of lora_job_attention must be one of"),
+    ("dataset-missing", "missing data set file", {"lora_job_dataset_src": "/nonexistent/tiny.json"}, "lora_job_dataset_src ('/nonexistent/tiny.json')"),
+    ("dataset-sharegpt", "data set in ShareGPT shape", {"lora_job_dataset_src": os.path.join(FILES, "sharegpt.json")}, "is in ShareGPT shape"),
+    ("dataset-not-alpaca", "data set of other records", {"lora_job_dataset_src": os.path.join(FILES, "not_alpaca.json")},
+     "record 0 is not an alpaca record"),
+    ("model-path-missing", "host model path that does not exist", {"lora_job_model_src": "", "lora_job_model": "/srv/models/missing"},
+     "lora_job_model '/srv/models/missing' is not a directory"),
+    ("model-src-missing", "controller model directory that does not exist", {"lora_job_model_src": "/nonexistent/model"},
+     "lora_job_model_src ('/nonexistent/model') must be a directory"),
+    ("cutoff-too-long", "cutoff that cannot fit the 24 GiB card", {"lora_job_cutoff_len": 100000},
+     "lora_job_cutoff_len 100000 / the model does not fit the GPU"),
+    ("webui-port-taken", "WebUI port taken (the lab mirror listens on 8765)", {"llamafactory_webui_port": 8765}, "port 8765 is already in use"),
+    ("webui-exposed-no-auth", "WebUI on 0.0.0.0 without a login", {"llamafactory_webui_bind": "0.0.0.0"}, "exposes the WebUI beyond loopback"),
+    ("webui-password-short", "WebUI password under 12 characters", {"llamafactory_webui_bind": "0.0.0.0", "llamafactory_webui_auth_user": "owner",
+                                                                   "llamafactory_webui_auth_password": "short"}, "at least 12 characters"),
+    ("webui-password-newline", "WebUI password with a newline (systemd cannot carry it)",
+     {"llamafactory_webui_auth_user": "owner", "llamafactory_webui_auth_password": "line one\nline two"},
+     "llamafactory_webui_auth_password contains a control character"),
+    ("venv-space", "venv path with a space", {"pytorch_rocm_venv": "/opt/my venv"}, "pytorch_rocm_venv must be an absolute path of letters"),
+    ("venv-semicolon", "venv path with ;", {"lora_job_venv": "/opt/venv;reboot"}, "lora_job_venv must be an absolute path of letters"),
+    ("prefix-semicolon", "ROCm prefix with ;", {"rocm_driver_prefix": "/opt/rocm;reboot"}, "rocm_driver_prefix must be an absolute path of letters"),
+    ("poll-zero-torch", "pytorch_rocm poll interval 0", {"pytorch_rocm_poll_interval": 0}, "pytorch_rocm_poll_interval must be a number greater than 0"),
+    ("poll-zero-job", "lora_job poll interval 0", {"lora_job_poll_interval": 0}, "lora_job_poll_interval between 1 and 30"),
+]
+RESULTS = {}
+
+
+def _docker(host, command):
+    return subprocess.run(["docker", "exec", host, "sh", "-c", command], capture_output=True, text=True, check=True).stdout
+
+
+def _site(args):
+    env = dict(os.environ, ANSIBLE_CACHE_PLUGIN="jsonfile", ANSIBLE_CACHE_PLUGIN_CONNECTION=FACT_CACHE, ANSIBLE_GATHERING="smart",
+               ANSIBLE_PIPELINING="true")
+    argv = ["ansible-playbook", "-i", os.environ["MOLECULE_INVENTORY_FILE"], CONVERGE] + args
+    start = time.monotonic()
+    run = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env, check=False)
+    return run.returncode, run.stdout + run.stderr, time.monotonic() - start
+
+
+def _args(given):
+    if isinstance(given, dict):
+        return ["-e", json.dumps(given)]
+    return list(given) if isinstance(given, list) else []
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_bad_input_refused_before_any_change(host, case):
+    name, what, given, expected = case
+    target = host.backend.get_hostname()
+    if given == "os-release":
+        _docker(target, "cp /etc/os-release /root/os-release.orig && printf %s %s > /etc/os-release" % ("'%s'", shlex.quote(ROCKY)))
+        subprocess.run(["rm", "-rf", FACT_CACHE], check=True)
+    try:
+        before = _docker(target, SNAPSHOT)
+        rc, output, seconds = _site(_args(given))
+        after = _docker(target, SNAPSHOT)
+    finally:
+        if given == "os-release":
+            _docker(target, "cp /root/os-release.orig /etc/os-release && rm /root/os-release.orig")
+            subprocess.run(["rm", "-rf", FACT_CACHE], check=True)
+    at = output.find(expected)
+    message = " ".join(output[at:at + 300].split()) if at >= 0 else ""
+    RESULTS[name] = {"what": what, "given": given if given != "os-release" else "/etc/os-release of Rocky Linux 9.4",
+                     "refused": rc != 0 and bool(message) and MAIN_PLAY not in output, "unchanged": before == after,
+                     "seconds": seconds, "message": message}
+    assert rc != 0, output[-3000:]
+    assert expected in output, output[-3000:]
+    assert MAIN_PLAY not in output, "the site's main play started: the validation let it through"
+    assert "changed: [" not in output, output[-3000:]
+    assert before == after, "the host changed"
+
+
+def test_a_good_input_passes_the_validation(host):
+    """The same run without a bad input gets past validate.yml (checked with --tags rocm_repo: nothing new to do)."""
+    rc, output, seconds = _site(["--tags", "rocm_repo"])
+    assert rc == 0, output[-3000:]
+    assert MAIN_PLAY in output
+    RESULTS["(good input)"] = {"what": "the lab's own variables", "given": "--tags rocm_repo", "refused": False, "unchanged": True,
+                               "seconds": seconds, "message": "validation passed, the site went on"}
+
+
+def test_write_docs_reliability():
+    assert len(RESULTS) == len(CASES) + 1, "run the whole module: the table is written from every case"
+    refused = [n for n in RESULTS if RESULTS[n]["refused"] and RESULTS[n]["unchanged"] and n != "(good input)"]
+    lines = [
+        "# Reliability: bad inputs refused before any change",
+        "",
+        "Generated by `molecule test -s site_bad_input` (molecule/site_bad_input/tests/test_bad_input.py); do not edit.",
+        "Each case runs `ansible-playbook playbooks/site.yml` (through the scenario's converge.yml, no tags) on a lab",
+        "workstation that has the ROCm repository and the stand-in ROCm, with one bad input. Refused: the run",
+        "failed in playbooks/validate.yml with the quoted message, before the site's main play started. Unchanged: a snapshot",
+        "of /etc/apt, /etc/systemd, /etc/radeonlab, /etc/llamafactory, /opt/radeonlab (the venv), /var/lib/radeonlab (the",
+        "job folder), /var/lib/llamafactory and the accounts and groups, before and after, is identical.",
+        "",
+        "A WebUI password with `\\`, `$`, quotes or spaces at either end is not refused: the credentials file quotes it",
+        "for systemd (radeonlab.llm.systemd_env_quote), and `test_password_survives_systemd` reads it back through a",
+        "unit's EnvironmentFile=. Only a control character (a newline) is refused.",
+        "",
+        "| case | bad input | refused | unchanged | seconds | message (excerpt) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, row in RESULTS.items():
+        given = row["given"] if isinstance(row["given"], str) else json.dumps(row["given"]) if isinstance(row["given"], dict) else " ".join(row["given"])
+        given = given.replace(PROJECT + "/", "")
+        message = row["message"].replace(PROJECT + "/", "").replace("|", "\\|")[:300]
+        lines.append("| %s | %s: `%s` | %s | %s | %.1f | %s |" % (name, row["what"], given.replace("|", "\\|"),
+                                                                 "yes" if row["refused"] else "no", "yes" if row["unchanged"] else "NO",
+                                                                 row["seconds"], message))
+    lines += ["", "**%d of %d bad inputs refused before any change.**" % (len(refused), len(CASES)), ""]
+    with open(DOC, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines))
+    assert len(refused) == len(CASES)
+
+
+def test_password_survives_systemd(host):
+    """The quoting the llamafactory role writes (systemd_env_quote) gives a unit the password byte for byte."""
+    password = "a\\b $HOME \"q\" 'x' `t`  "
+    quoted = subprocess.run(
+        ["ansible", "localhost", "-m", "ansible.builtin.debug", "-a", "msg={{ pw | radeonlab.llm.systemd_env_quote }}",
+         "-e", json.dumps({"pw": password}), "-o"], capture_output=True, text=True, check=True).stdout
+    value = json.loads(quoted.split("=>", 1)[1])["msg"]
+    target = host.backend.get_hostname()
+    _docker(target, "printf 'PW=%%s\\n' %s > /root/pw.env" % shlex.quote(value))
+    seen = _docker(target, "systemd-run --wait --pipe --quiet -p EnvironmentFile=/root/pw.env "
+                           "/usr/bin/python3 -c 'import os, json; print(json.dumps(os.environ[\"PW\"]))'; rm -f /root/pw.env")
+    assert json.loads(seen) == password
