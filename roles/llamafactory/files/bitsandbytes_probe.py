@@ -40,11 +40,15 @@ def _rel(torch, got, want):
 
 def check_gpu(torch, bnb, index):
     """One GPU: the training and the generation path of a 4-bit matmul, and the round trip of NF4 itself."""
-    device = torch.device("cuda", index)
-    props = torch.cuda.get_device_properties(index)
-    arch = getattr(props, "gcnArchName", None) or "sm_%d%d" % (props.major, props.minor)
-    row = {"index": index, "name": torch.cuda.get_device_name(index), "arch": arch.split(":")[0], "ok": False, "reason": ""}
+    row = {"index": index, "name": "GPU %d" % index, "arch": "unknown", "ok": False, "reason": ""}
     try:
+        props = torch.cuda.get_device_properties(index)
+        row["name"] = getattr(props, "name", None) or row["name"]
+        # ROCm: gcnArchName ("gfx1100:sramecc-:xnack-"); CUDA builds fill it with the device name, so sm_<cc> there
+        hip = getattr(torch.version, "hip", None)
+        arch = getattr(props, "gcnArchName", None) if hip else "sm_%s%s" % (getattr(props, "major", "?"), getattr(props, "minor", "?"))
+        row["arch"] = (arch or "unknown").split(":")[0]
+        device = torch.device("cuda", index)
         gen = torch.Generator(device="cpu").manual_seed(index)
         weight = (torch.randn(256, 512, generator=gen) * 0.02).to(device=device, dtype=torch.bfloat16)
         packed, state = bnb.functional.quantize_4bit(weight, quant_type="nf4", compress_statistics=True)
@@ -114,7 +118,11 @@ def main(argv):
     if argv:
         sys.stderr.write("usage: bitsandbytes_probe.py\n")
         return 2
-    print(json.dumps(probe(), sort_keys=True))
+    try:
+        result = probe()
+    except Exception as exc:  # pylint: disable=broad-except
+        result = {"installed": None, "version": None, "gpus": [], "ok": False, "reason": "the probe itself failed: %s" % _error(exc)}
+    print(json.dumps(result, sort_keys=True))
     return 0
 
 
