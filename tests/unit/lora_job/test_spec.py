@@ -15,7 +15,7 @@ MINIMAL = {"model": "Qwen/Qwen2.5-0.5B", "template": "qwen", "dataset": {"name":
 def test_defaults_filled():
     spec = normalize(MINIMAL)
     assert spec["lora"] == {"rank": 8, "alpha": 16, "target": "all", "dropout": 0.0}
-    assert (spec["cutoff_len"], spec["effective_batch_size"], spec["attention"], spec["allow_qlora"]) == (1024, 8, "auto", False)
+    assert (spec["cutoff_len"], spec["effective_batch_size"], spec["attention"], spec["allow_qlora"]) == (1024, 8, "auto", True)
 
 
 def test_aliases_and_partial_lora():

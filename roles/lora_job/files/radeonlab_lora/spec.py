@@ -19,7 +19,7 @@ Example (every key but model, template, dataset and output_dir is optional)::
       "logging_steps": 10, "save_steps": 100, "seed": 42,
       "effective_batch_size": 8,                   # per_device batch x accumulation target
       "attention": "sdpa",                         # the llamafactory role's choice: auto | disabled | sdpa | fa2
-      "allow_qlora": false,                        # the job may fall back to 4-bit QLoRA (needs bitsandbytes_ok in the GPU facts)
+      "allow_qlora": true,                         # the job may fall back to 4-bit QLoRA (only where the GPU facts' bitsandbytes probe passed)
       "device": "auto",                            # auto: the GPUs of the facts when there are any | gpu: refuse without one | cpu
       "torch_without_hip": false,                  # the lab's switch: torch has no HIP here, so GPU facts + a torch that sees
                                                    # no GPU train on the CPU (with device auto) instead of refusing
@@ -55,7 +55,7 @@ DEFAULTS: dict = {
     "seed": 42,
     "effective_batch_size": 8,
     "attention": "auto",
-    "allow_qlora": False,
+    "allow_qlora": True,
     "device": "auto",
     "torch_without_hip": False,
     "packing": False,
