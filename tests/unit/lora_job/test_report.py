@@ -35,6 +35,25 @@ LAB_STATUS = {"state": "succeeded", "final_loss": 1.31, "plan": CPU_PLAN, "devic
               "peak_memory": {"kind": "cpu_rss", "gib": 2.5}, "tokens_per_second": 512.0, "tokens_per_second_basis": "samples x cutoff_len (upper bound)"}
 
 
+QLORA_UNAVAILABLE = {"needed_gib": 12.32, "fits": True, "enabled": True, "available": False,
+                     "reason": "torch 2.9.1+cpu has no HIP (a CPU build): bitsandbytes' 4-bit kernels need a GPU"}
+QLORA_PLAN = {"decision": "train", "device": "gpu", "precision": "qlora4", "per_device_train_batch_size": 2, "gradient_accumulation_steps": 4,
+              "gradient_checkpointing": True, "double_quantization": True, "paged_optimizer": False, "needed_gib": 12.48, "vram_gib": 15.98}
+
+
+@pytest.mark.parametrize("plan, text", [
+    (QLORA_PLAN, "QLoRA 4-bit (NF4, double quant), batch 2 x 4, ckpt on, 12.5 GiB"),
+    ({**QLORA_PLAN, "paged_optimizer": True}, "QLoRA 4-bit (NF4, double quant, paged AdamW), batch 2 x 4, ckpt on, 12.5 GiB"),
+    ({"decision": "refuse", "needed_gib": 22.4, "alternatives": {"qlora4": QLORA_UNAVAILABLE}},
+     "QLoRA 4-bit planned, bitsandbytes unavailable on this host (12.3 GiB; bf16 needs 22.4 GiB): torch 2.9.1+cpu has no HIP"),
+    ({"decision": "refuse", "needed_gib": 22.4, "alternatives": {"qlora4": {**QLORA_UNAVAILABLE, "enabled": False}}},
+     "would not fit in bf16 (needs 22.4 GiB); QLoRA 4-bit would (12.3 GiB) but allow_qlora is off"),
+    ({"decision": "refuse", "needed_gib": 22.4, "alternatives": {"qlora4": {**QLORA_UNAVAILABLE, "fits": False}}}, "would not fit (needs 22.4 GiB)"),
+])
+def test_plan_summary_names_qlora(plan, text):
+    assert report.plan_summary(plan).startswith(text), report.plan_summary(plan)
+
+
 def _host(root, name, info, status, plot=True):
     folder = root / name
     folder.mkdir()
@@ -86,7 +105,10 @@ def test_missing_files_give_dashes_not_errors(tmp_path):
     ({}, {"state": "succeeded", "attempt": 1}, "trained in 1 attempt(s)"),
     ({"this_run": "already done"}, {"state": "succeeded", "attempts": [{}, {}]}, "already done (trained earlier: 2 attempt(s))"),
     ({}, {"state": "failed", "device": {"ok": False}}, "failed: refused, the GPU facts and torch disagree"),
-    ({}, {"state": "failed", "plan": {"decision": "refuse"}}, "failed: refused, does not fit"),
+    ({}, {"state": "failed", "plan": {"decision": "refuse"}}, "failed: refused, does not fit (would not fit (needs - GiB))"),
+    ({}, {"state": "failed", "plan": {"decision": "refuse", "needed_gib": 22.4, "alternatives": {"qlora4": QLORA_UNAVAILABLE}}},
+     "failed: refused, does not fit (QLoRA 4-bit planned, bitsandbytes unavailable on this host (12.3 GiB; bf16 needs 22.4 GiB): "
+     "torch 2.9.1+cpu has no HIP (a CPU build): bitsandbytes' 4-bit kernels need a GPU)"),
     ({}, {"state": "failed"}, "failed"),
     ({}, {"state": "running"}, "running"),
     ({}, {}, "not run"),

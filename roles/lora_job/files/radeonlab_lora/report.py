@@ -52,13 +52,30 @@ def _duration(seconds) -> str:
     return "%d:%02d:%02d" % (hours, minutes, secs)
 
 
+def _refused_summary(plan: dict) -> str:
+    """Why a plan would not fit, and what QLoRA would do there (planned but unavailable, switched off, or too big too)."""
+    needed = _number(plan.get("needed_gib"), "%.1f")
+    qlora = (plan.get("alternatives") or {}).get("qlora4") or {}
+    if not qlora.get("fits"):
+        return "would not fit (needs %s GiB)" % needed
+    if qlora.get("enabled") and not qlora.get("available"):
+        return "QLoRA 4-bit planned, bitsandbytes unavailable on this host (%s GiB; bf16 needs %s GiB): %s" % (
+            _number(qlora.get("needed_gib"), "%.1f"), needed, qlora.get("reason") or "no probe passed")
+    return "would not fit in bf16 (needs %s GiB); QLoRA 4-bit would (%s GiB) but allow_qlora is off" % (
+        needed, _number(qlora.get("needed_gib"), "%.1f"))
+
+
 def plan_summary(plan: dict) -> str:
-    """``bf16, batch 8 x 1, ckpt off, 5.1 GiB`` (or why it would not fit)."""
+    """``bf16, batch 8 x 1, ckpt off, 5.1 GiB``, ``QLoRA 4-bit (NF4, double quant), batch 2 x 4, ...`` or why it would not fit."""
     if plan.get("decision") == "refuse":
-        return "would not fit (needs %s GiB)" % _number(plan.get("needed_gib"), "%.1f")
+        return _refused_summary(plan)
     checkpointing = "on" if plan.get("gradient_checkpointing") else "off"
     needed = _number(plan.get("needed_gib"), "%.1f")
-    return "%s, batch %s x %s, ckpt %s, %s GiB" % (plan.get("precision"), plan.get("per_device_train_batch_size"), plan.get("gradient_accumulation_steps"),
+    precision = plan.get("precision")
+    if precision == "qlora4":
+        precision = "QLoRA 4-bit (NF4%s%s)" % (", double quant" if plan.get("double_quantization") else "",
+                                               ", paged AdamW" if plan.get("paged_optimizer") else "")
+    return "%s, batch %s x %s, ckpt %s, %s GiB" % (precision, plan.get("per_device_train_batch_size"), plan.get("gradient_accumulation_steps"),
                                                    checkpointing, needed)
 
 
@@ -75,7 +92,7 @@ def device_cell(info: dict, status: dict) -> str:
         return "-"
     if device and not device.get("ok", True):
         return "%s refused: %s" % (where, device.get("reason") or "device mismatch")
-    text = "%s %s" % (where, plan.get("precision") or "")
+    text = "%s %s" % (where, "QLoRA 4-bit" if plan.get("precision") == "qlora4" else (plan.get("precision") or ""))
     if where == "CPU" and device.get("reason"):
         text += " — %s" % device["reason"]
     if status.get("gpu_plan"):
@@ -154,7 +171,7 @@ def outcome_cell(info: dict, status: dict) -> str:
     if current == "failed" and (status.get("device") or {}).get("ok") is False:
         return "failed: refused, the GPU facts and torch disagree"
     if current == "failed" and (status.get("plan") or {}).get("decision") == "refuse":
-        return "failed: refused, does not fit"
+        return "failed: refused, does not fit (%s)" % _refused_summary(status["plan"])
     return current or "not run"
 
 
