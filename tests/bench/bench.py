@@ -21,7 +21,7 @@ Phases (one per line in a plan file, ``#`` comments; or ``--phase`` repeated):
     probe                                 the llamafactory role's bitsandbytes probe (a 4-bit matmul on every visible GPU);
                                           its ``ok`` becomes the facts' ``bitsandbytes_ok`` for the phases after it (never
                                           assumed: without this phase the facts say false and the plan cannot pick QLoRA)
-    assets:SHAPE                          data + tokenizer (once) and a random-weight model (tiny | 0.5b | 7b)
+    assets:SHAPE                          data + tokenizer (once) and a random-weight model (tiny | 0.5b | 1.5b | 7b | 14b)
     job:SHAPE:SEQ:CARD[:SUFFIX]           python -m radeonlab_lora check, then run when the plan accepts (SUFFIX: a repeat
                                           with its own output_dir)
     check:SHAPE:SEQ:CARD                  the check only
@@ -64,7 +64,8 @@ GIB_KIB = 1 << 20
 CARDS = {"8G": 8372224 / GIB_KIB, "12G": 12566528 / GIB_KIB, "16G": 16760832 / GIB_KIB, "24G": 25149440 / GIB_KIB}
 PROBE = os.path.join(REPO, "roles", "llamafactory", "files", "bitsandbytes_probe.py")
 EST_S = {"env": 20, "probe": 25, "assets": 15, "assets:7b": 40, "assets:0.5b": 20, "job:7b": 55, "job": 30, "check": 12,
-         "direct:7b": 45, "direct": 25, "bare:7b": 35, "bare": 20, "lf:7b": 35, "lf": 22}
+         "direct:7b": 45, "direct": 25, "bare:7b": 35, "bare": 20, "lf:7b": 35, "lf": 22,
+         "assets:14b": 100, "job:14b": 170}
 
 
 VERSIONS_PROBE = """
@@ -227,7 +228,7 @@ class Bench:
         return tag, base, job_path, facts_path
 
     def steps(self, shape: str) -> int:
-        return self.a.steps_7b if shape == "7b" else self.a.steps
+        return self.a.steps_7b if shape in ("7b", "14b") else self.a.steps
 
     def runner(self, *args) -> list:
         return [sys.executable, "-m", "radeonlab_lora", *args]
@@ -558,7 +559,7 @@ def main(argv=None) -> int:
     ap.add_argument("--no-qlora", action="store_true", help="jobs with allow_qlora false (default: true, the role's default; the plan "
                     "still needs the probe's bitsandbytes_ok)")
     ap.add_argument("--steps", type=int, default=12, help="optimizer steps per run (0.5B / tiny)")
-    ap.add_argument("--steps-7b", type=int, default=10)
+    ap.add_argument("--steps-7b", type=int, default=10, help="optimizer steps per run (7B and 14B)")
     ap.add_argument("--skip", type=int, default=2, help="steps left out of the steady-state numbers")
     args = ap.parse_args(argv)
     args.cards = dict((k, float(v)) for k, v in (item.split("=") for item in args.cards.split(",") if item)) if args.cards else {}

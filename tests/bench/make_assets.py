@@ -10,7 +10,7 @@ Nothing is fetched from any hub (from shared/reference/gpu_lab/make_assets.py, t
 The tokenizer and dataset are shared by all shapes (/tmp/bench/tokenizer, /tmp/bench/data/bench_alpaca.json).
 Every dataset row is longer than 2048 tokens, so with cutoff_len 1024 or 2048 every sample
 is truncated to the cutoff: tokens/step = batch * accumulation * cutoff_len.
-Shapes: tiny (CPU smoke tests), 0.5b, 1.5b and 7b (Qwen2.5-0.5B, -1.5B, -7B); the weights are random (bf16).
+Shapes: tiny (CPU smoke tests), 0.5b, 1.5b, 7b and 14b (Qwen2.5-0.5B, -1.5B, -7B, -14B); the weights are random (bf16).
 """
 
 import argparse
@@ -31,6 +31,9 @@ SHAPES = {
     # Qwen2.5-7B shape
     "7b": dict(hidden_size=3584, num_hidden_layers=28, num_attention_heads=28, num_key_value_heads=4,
                intermediate_size=18944, vocab_size=152064, tie_word_embeddings=False),
+    # Qwen2.5-14B shape (QLoRA on 16 GB cards; issue 19)
+    "14b": dict(hidden_size=5120, num_hidden_layers=48, num_attention_heads=40, num_key_value_heads=8,
+                intermediate_size=13824, vocab_size=152064, tie_word_embeddings=False),
 }
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 

@@ -98,20 +98,34 @@ def test_qlora_weights_keep_embeddings_in_bf16():
     assert bf16.activations_gib == est.activations_gib
 
 
+QWEN25_14B = {"model_type": "qwen2", "hidden_size": 5120, "num_hidden_layers": 48, "intermediate_size": 13824, "vocab_size": 152064,
+              "num_attention_heads": 40, "num_key_value_heads": 8, "tie_word_embeddings": False}
+
 # LLaMA-Factory 0.9.5 QLoRA (quantization_bit 4, bnb NF4, double quantisation) through the job runner or llamafactory-cli,
-# bitsandbytes 0.50.2, NVIDIA H200, 2026-12-01, issue 19 calls 1-2 (docs/performance.md): seq, batch, ckpt, peak allocated GiB
+# bitsandbytes 0.50.2, NVIDIA H200, 2026-12-01, issue 19 calls 1-3 (docs/performance.md):
+# shape, seq, batch, ckpt, paged optimiser, peak allocated GiB
 QLORA_H200 = [
-    (1024, 2, True, 9.43),   # the 16 GB plan (calls 1 and 2)
-    (2048, 1, True, 9.44),   # the 16 GB plan at 2048
-    (1024, 1, True, 7.49),   # the 12 GB plan
-    (1024, 1, False, 12.97),  # uncapped, without checkpointing
+    (QWEN25_7B, 1024, 2, True, False, 9.43),   # the 16 GB plan (calls 1, 2 and 3)
+    (QWEN25_7B, 2048, 1, True, False, 9.44),   # the 16 GB plan at 2048
+    (QWEN25_7B, 1024, 1, True, False, 7.49),   # the 12 GB plan
+    (QWEN25_7B, 1792, 1, True, False, 8.95),   # the 12 GB card's longest cutoff
+    (QWEN25_7B, 1024, 1, False, False, 12.97),  # uncapped, without checkpointing
+    (QWEN25_7B, 1024, 2, True, True, 9.34),    # paged_adamw_32bit, under the 16 GB cap
+    (QWEN25_14B, 1024, 1, True, False, 12.09),  # 14B: the 16 GB plan
 ]
 
 
-@pytest.mark.parametrize("seq, batch, ckpt, measured", QLORA_H200)
-def test_model_reproduces_qlora_h200(seq, batch, ckpt, measured):
-    total = estimate(Q7, seq, Setting("qlora4", ckpt, batch), "sdpa").total_gib
+@pytest.mark.parametrize("config, seq, batch, ckpt, paged, measured", QLORA_H200)
+def test_model_reproduces_qlora_h200(config, seq, batch, ckpt, paged, measured):
+    total = estimate(ModelShape.from_config(config), seq, Setting("qlora4", ckpt, batch, paged), "sdpa").total_gib
     assert 0.0 <= total / measured - 1 <= 0.10, f"{total:.2f} GiB vs measured {measured}"
+
+
+def test_14b_fits_a_16_gb_card_only_as_qlora_at_1024():
+    q14 = ModelShape.from_config(QWEN25_14B)
+    plan = plan_job(q14, cutoff_len=1024, attention="sdpa", device=Device(RX6800XT_16G, bitsandbytes_ok=True), allow_qlora=True)
+    assert (plan.precision, plan.per_device_train_batch_size, plan.gradient_checkpointing, plan.needed_gib) == ("qlora4", 1, True, 15.03)
+    assert plan_job(q14, cutoff_len=2048, attention="sdpa", device=Device(RX6800XT_16G, bitsandbytes_ok=True), allow_qlora=True).refused
 
 
 def test_paged_optimizer_only_where_nothing_else_fits():

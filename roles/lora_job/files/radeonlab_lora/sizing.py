@@ -32,7 +32,10 @@ peak (``test_model_reproduces_llamafactory_h200`` pins every row)::
     7.62 B  sdpa   s 2048 b1 ckpt 18.44 (+3.0 %)   s 1024 b2 ckpt 18.44 (+3.0 %)   s 2048 b1 ckpt 18.37 (+3.4 %)
             sdpa   s 2048 b1 30.80 (+2.0 %)        s 2048 b4 79.75 (+3.0 %)        s 1024 b8 79.67 (+3.1 %)
             eager  s 2048 b1 49.45 (+3.8 %)        s 2048 b1 ckpt 18.38 (+3.4 %)
-    7.62 B  QLoRA  s 1024 b2 ckpt 9.43 (+5.8 %)   (bitsandbytes 0.50.2, NF4, double quantisation; issue 19)
+    QLoRA (bitsandbytes 0.50.2, NF4, double quantisation; issue 19, same stack):
+    7.62 B  s 1024 b2 ckpt 9.43 (+5.8 %)   s 2048 b1 ckpt 9.44 (+5.7 %)   s 1024 b1 ckpt 7.49 (+3.1 %)
+            s 1792 b1 ckpt 8.95 (+5.3 %)   s 1024 b1 12.97 (+7.4 %)      s 1024 b2 ckpt paged 9.34 (+5.2 %)
+    14.8 B  s 1024 b1 ckpt 12.09 (+1.7 %)
     1.54 B  sdpa   s 2048 b1 12.51 (+3.8 %)
     0.49 B  sdpa   s 1024 b2 / s 2048 b1 7.40 (+6.8 %)     b4 / b2 13.61 (+8.9 %)
                    s 1024 b8 26.14 (+9.6 %)   s 2048 b8 51.24 (+9.9 %)   s 2048 b1 ckpt 4.62 (+12.5 %)
