@@ -1,0 +1,41 @@
+# Copyright: radeonlab.llm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""README.md's "what fits which card" table is tests/tools/gen_fit_table.py's output, and it agrees with what ran on the
+H200 under caps that emulate those cards (docs/performance/*.jsonl): same plan, estimate never under the measured peak."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+_SPEC = importlib.util.spec_from_file_location("gen_fit_table", os.path.join(ROOT, "tests", "tools", "gen_fit_table.py"))
+gen = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(gen)
+RUNS = gen.measured()
+
+
+def test_readme_section_is_generated():
+    assert gen.main(["--check"]) == 0, "run: python tests/tools/gen_fit_table.py --write"
+
+
+def test_the_measured_runs_are_all_there():
+    kinds = {(r["model"], r["settings"][0] if r["decision"] == "train" else "refused") for r in RUNS}
+    assert len(RUNS) == 23 and {("7B", "qlora4"), ("14B", "qlora4"), ("7B", "bf16"), ("7B", "refused"), ("0.5B", "bf16")} <= kinds
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda r: "%s-%s-s%d-%dKiB" % (r["run"].split(".")[0][-11:], r["model"], r["seq"], r["vram_kib"]))
+def test_each_run_agrees_with_the_model(run):
+    """The model plans what ran (QLoRA only where the call ran the bitsandbytes probe), and its estimate covers the peak."""
+    p = gen.plan(run["model"], run["seq"], run["vram_kib"], qlora=run["qlora"])
+    assert p.decision == run["decision"]
+    if p.decision == "train":
+        assert gen.settings(p) == run["settings"]
+    if run["peak_gib"]:
+        over = p.estimate_gib["total"] / run["peak_gib"] - 1
+        ceiling = 0.13 if run["model"] == "0.5B" else 0.10  # the logits-bound 0.5B rows (sizing.py's docstring)
+        assert 0.0 <= over <= ceiling, (p.estimate_gib["total"], run["peak_gib"])
+        assert p.needed_gib <= run["vram_kib"] / 2**20  # the cap it ran under was the card's (no OOM there)
