@@ -106,11 +106,18 @@ wheelhouse: ## Serve .cache/wheelhouse on 127.0.0.1:8768 as a user would by hand
 tinymodel: venv ## Build the lab's tiny Qwen2-shaped model and alpaca data set (no hub), content-keyed
 	python tests/lab/tinymodel/build.py $(CACHE)/lab/tinymodel
 
-# The scenarios' prepare steps start the hand-served wheelhouse they use; whatever the outcome, both lab
-# servers are stopped at the end, so nothing of `make test` keeps listening.
+# The scenarios' prepare steps start the hand-served wheelhouse they use. Whatever the outcome, the lab
+# servers this run started are stopped at the end, so nothing of `make test` keeps listening; one that was
+# already up, and the mirror while a `make lab` fleet exists (its apt sources name it), are left as they were.
 .PHONY: molecule
-molecule: venv bed mirror tinymodel ## molecule test for every scenario, two at a time (SCENARIOS="a b" to choose)
-	rc=0; tests/tools/molecule_all.sh $(SCENARIOS) || rc=$$?; $(MAKE) lab-servers-down; exit $$rc
+molecule: venv bed tinymodel ## molecule test for every scenario, two at a time (SCENARIOS="a b" to choose)
+	mirror_up=0; wheelhouse_up=0; \
+	tests/lab/mirror/serve.sh status >/dev/null 2>&1 && mirror_up=1; \
+	tests/lab/wheelhouse/serve.sh status >/dev/null 2>&1 && wheelhouse_up=1; \
+	rc=0; $(MAKE) mirror && tests/tools/molecule_all.sh $(SCENARIOS) || rc=$$?; \
+	[ $$wheelhouse_up = 1 ] || tests/lab/wheelhouse/serve.sh stop; \
+	[ $$mirror_up = 1 ] || [ -n "$$(docker ps -aq --filter label=radeonlab.lab 2>/dev/null)" ] || tests/lab/mirror/serve.sh stop; \
+	exit $$rc
 
 .PHONY: lab-servers-down
 lab-servers-down: ## Stop the lab's mirror and hand-served wheelhouse (127.0.0.1:8765, :8768)

@@ -16,6 +16,12 @@ EPHEMERAL = pathlib.Path(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "/nonexi
 ACCESS_LOG = PROJECT / ".cache" / "wheelhouse.serve" / "access.log"
 # the scenario's wheelhouse URL tags its requests; other scenarios may share the server
 TAG = "/~pytorch_rocm/"
+# molecule.yml: navi22 gets its wheels pushed (pytorch_rocm_wheelhouse_delivery: push), navi31 over HTTP
+PUSHED = "/var/cache/radeonlab/wheelhouse"
+
+
+def _pushed(host):
+    return host.backend.get_hostname().endswith("navi22")
 
 
 def _as_trainer(host, *argv):
@@ -70,7 +76,7 @@ def test_facts_file_records_the_verification(host):
     assert facts["hip"] is None and facts["device_count"] == 0 and facts["devices"] == []
     assert facts["cpu_matmul_ok"] is True and facts["ok"] is True
     assert facts["gpu_required"] is False
-    assert facts["source"] == "http://127.0.0.1:8768" + TAG
+    assert facts["source"] == ("file://%s/" % PUSHED if _pushed(host) else "http://127.0.0.1:8768" + TAG)
     assert facts["python"].startswith("3.11")
 
 
@@ -86,7 +92,7 @@ def _log_lines():
 def _mark(name):
     path = pathlib.Path("%s.%s" % (EPHEMERAL / "wheelhouse-log", name))
     if not path.is_file():
-        pytest.skip("no %s mark (run through `molecule test`, which runs prepare and converge)" % path.name)
+        pytest.fail("no %s mark (run through `molecule test`, which runs prepare and converge)" % path.name)
     return int(path.read_text().strip())
 
 
@@ -101,8 +107,21 @@ def test_hosts_installed_from_the_wheelhouse():
     first_converge = lines[_mark("prepare"):_mark("converge")]
     torch_gets = [line for line in _wheel_gets(first_converge)
                   if line.split()[3].startswith(TAG + "torch-") and line.split()[4] == "200"]
-    # one full torch wheel per lab host (both install in parallel from the controller's wheelhouse)
-    assert len(torch_gets) >= 2, first_converge[-20:]
+    # one full torch wheel for navi31 (navi22's wheels were pushed, not fetched)
+    assert len(torch_gets) >= 1, first_converge[-20:]
+
+
+def test_the_pushed_host_holds_its_wheel_set_and_no_records(host):
+    listing = host.run("ls -1A %s" % PUSHED)
+    if not _pushed(host):
+        assert listing.rc != 0  # served over HTTP: nothing pushed
+        return
+    names = listing.stdout.split()
+    for name in WANTED:
+        assert [n for n in names if n.startswith("%s-%s" % (name, WANTED[name])) and n.endswith(".whl")], names
+    assert all(n.endswith(".whl") for n in names), names  # wheels only: no .radeonlab records or logs
+    wheel = host.file("%s/%s" % (PUSHED, [n for n in names if n.startswith("torch-")][0]))
+    assert wheel.user == "root" and wheel.mode == 0o644
 
 
 def test_second_converge_downloaded_nothing():

@@ -7,10 +7,15 @@ off, as a real fleet has it, and check that each guard stops with its message be
 import functools
 import json
 import os
+import socket
 import subprocess
 
 JOB_RUNS = "/var/lib/radeonlab/lora/tiny-alpaca/runs"
 RESULTS = os.path.join(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", ""), "lora-results")
+PROJECT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+# molecule.yml: the site serves the wheelhouse itself on this port (pytorch_rocm_wheelhouse_port)
+WHEELHOUSE_PORT = 8767
+WHEELHOUSE_LOG = os.path.join(PROJECT, ".cache", "wheelhouse", ".radeonlab", "access-%d.log" % WHEELHOUSE_PORT)
 
 
 def _hostname(host):
@@ -19,6 +24,28 @@ def _hostname(host):
 
 def _status(host):
     return json.loads(host.file(JOB_RUNS + "/status.json").content_string)
+
+
+def test_the_site_created_the_training_account(host):
+    # The scenario's prepare creates no account (lab_owner_account: false): the play made this one.
+    user = host.user("trainer")
+    assert user.exists and 1000 <= user.uid < 60000 and user.shell == "/bin/bash"
+    assert host.file(user.home).is_directory and host.file(user.home).user == "trainer"
+    assert {"render", "video"} <= set(user.groups)
+    assert not {"sudo", "adm", "wheel", "root", "docker"} & set(user.groups)
+    assert host.run("getent shadow trainer").stdout.split(":")[1].startswith("!"), "password login is not locked"
+
+
+def test_torch_came_from_the_wheelhouse_the_play_served_and_no_server_outlived_the_run(host):
+    facts = json.loads(host.file("/etc/ansible/facts.d/pytorch_rocm.fact").content_string)
+    assert facts["source"] == "http://127.0.0.1:%d/" % WHEELHOUSE_PORT
+    with open(WHEELHOUSE_LOG, encoding="utf-8") as handle:
+        requests = [line.split() for line in handle]
+    assert [r for r in requests if r[2] == "GET" and r[3].startswith("/torch-2.9.1") and r[4] == "200"]
+    assert [r for r in requests if r[2] == "HEAD" and r[3] == "/" and r[4] == "200"], "no host checked it reaches the wheelhouse"
+    assert not [r for r in requests if r[4] == "200" and r[3] != "/" and not r[3].endswith(".whl")]
+    with socket.socket() as probe:
+        assert probe.connect_ex(("127.0.0.1", WHEELHOUSE_PORT)) != 0, "the wheelhouse server still listens"
 
 
 def test_job_succeeded_and_loss_fell(host):
@@ -142,7 +169,9 @@ def test_hip_guard_of_pytorch_rocm_stops_the_site_before_llamafactory(host):
     assert rc != 0
     if _hostname(host) == REBOOT_DUE:
         # Stopped at rocm_driver: it never reached the torch stage (see the next test).
-        assert "[%s]" % REBOOT_DUE not in output.split("TASK [radeonlab.llm.pytorch_rocm", 1)[1]
+        # (past the wheelhouse server that pytorch_rocm's serve tasks start at the top of the play)
+        torch_stage = output.split("Report the wheelhouse server", 1)[1].split("TASK [radeonlab.llm.pytorch_rocm", 1)[1]
+        assert "[%s]" % REBOOT_DUE not in torch_stage
         return
     assert "torch.version.hip is None" in output and "is a CUDA" in output, output[-3000:]
     assert "TASK [radeonlab.llm.llamafactory" not in output
@@ -179,3 +208,12 @@ def test_device_check_stops_a_new_job_before_it_trains(host):
     assert "Start the training unit" not in output
     assert host.run("ls -1 %s" % JOB_RUNS).stdout == runs_before
     assert _status(host)["state"] == "succeeded"
+
+
+def test_root_or_a_system_account_is_refused_as_the_training_account_before_any_change(host):
+    groups_before = host.run("getent group render video").stdout
+    rc, output = _converge_again("--tags", "gpu_groups", "-e", "pytorch_rocm_user=daemon", "-e", "lora_job_user=root")
+    assert rc != 0
+    assert "exist as root or system accounts" in output and "daemon, root" in output, output[-3000:]
+    assert "TASK [radeonlab.llm.gpu_groups : Create the missing training accounts" not in output
+    assert host.run("getent group render video").stdout == groups_before

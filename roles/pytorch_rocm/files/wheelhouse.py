@@ -19,7 +19,8 @@ controller's own pip configuration (files and PIP_* variables), so a laptop and 
 extra indexes or constraints configured download the same thing; everything it needs is passed
 explicitly. Its output goes to DIR/.radeonlab/<key>.log while it runs.
 
-Prints one JSON object: {"changed": bool, "sets": [...], "bytes": N, "files": N, "seconds": S}.
+Prints one JSON object: {"changed": bool, "sets": [...], "bytes": N, "files": N, "seconds": S}; each set
+lists the file names it consists of ("names", what a push delivers to its hosts).
 With --check nothing is written; sets that would be downloaded have status "missing".
 """
 import argparse
@@ -170,6 +171,7 @@ def run(directory, sets, check):
                     json.dump(record, handle, indent=1, sort_keys=True)
                 os.replace(stamp + ".tmp", stamp)
                 result["changed"] = True
+            entry["names"] = [f["name"] for f in files or []]
             entry["files"] = len(files or [])
             entry["bytes"] = sum(f["size"] for f in files or [])
             result["files"] += entry["files"]

@@ -130,7 +130,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         path = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path)
         name = path[1:]
         size = 0
-        if path == "/":
+        if path == "/" and not send_body:  # "is it up?" (each host asks before installing): no hashing
+            self._head(200, "text/html; charset=utf-8", None)
+        elif path == "/":
             body = listing(self.directory, self.known_hashes).encode("utf-8")
             self._head(200, "text/html; charset=utf-8", len(body))
             size = self._write(body, send_body)
@@ -152,7 +154,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self._code = code
         self.send_response(code)
         self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(length))
+        if length is not None:
+            self.send_header("Content-Length", str(length))
         self.end_headers()
 
     def _write(self, data, send_body):
@@ -212,6 +215,8 @@ def serve(directory, port, binds, watch):
     os.replace(state_file(directory, port) + ".tmp", state_file(directory, port))
     for server in servers:
         threading.Thread(target=server.serve_forever, daemon=True).start()
+    # wheels recorded before hashes were (older wheelhouses): hash them now, not in pip's first request
+    threading.Thread(target=listing, args=(directory, Handler.known_hashes), daemon=True).start()
     while process_start(watch) == record["watch_started"]:
         time.sleep(1)
     os._exit(0)
