@@ -12,7 +12,9 @@
 - refusals (``check`` rows and ``job`` rows the plan refused);
 - throughput: steady tokens/s (tests/bench/site/sitecustomize.py's timer) of job, ``llamafactory-cli`` on the same
   YAML, and the bare loop, with model FLOPs utilisation MFU = tokens/s x 6 x N / peak (N: all parameters);
-- the ``lf`` rows (attention variants, sweeps).
+- the ``lf`` rows (attention variants, sweeps, QLoRA variants) with this tree's estimate for the same setting;
+- the bitsandbytes probe (``probe`` rows) and QLoRA against bf16 LoRA with the same batch, accumulation and
+  checkpointing in the same call (``job`` or ``lf`` rows).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "roles", "lora_job", "files"))
 sys.path.insert(0, HERE)
 
+from bench import CARDS  # noqa: E402
 from make_assets import SHAPES  # noqa: E402
 from radeonlab_lora import sizing  # noqa: E402
 from radeonlab_lora.modelshape import ModelShape  # noqa: E402
@@ -66,7 +69,7 @@ def setting(plan: dict) -> str:
 def card_label(row: dict) -> str:
     if row.get("card") == "full":
         return "H200, uncapped"
-    return f"{row.get('card')} ({fmt(row.get('card_gib'))} GiB), cap {fmt(row.get('cap_gib'))}"
+    return f"{row.get('card')} ({fmt(row.get('card_gib') or CARDS.get(row.get('card')))} GiB), cap {fmt(row.get('cap_gib'))}"
 
 
 def mfu(tps, shape: str, peak_tflops: float):
@@ -91,7 +94,8 @@ def plan_table(rows: list) -> list:
         if emulated and needed is not None and reserve is not None:
             needed = round(needed - (reserve - 1.5), 2)  # the facts' reserve also held the memory above the emulated card
         now = sizing.estimate(shape_of(row["shape"]), row["seq"], sizing.Setting(plan["precision"], plan["gradient_checkpointing"],
-                                                                                 plan["per_device_train_batch_size"]), "sdpa").total_gib
+                                                                                 plan["per_device_train_batch_size"],
+                                                                                 bool(plan.get("paged_optimizer"))), "sdpa").total_gib
         timer = row.get("timer") or {}
         attempts = row.get("attempts") or []
         outcome = ", ".join(f"{a.get('outcome')}" + (f" ({a.get('failure')})" if a.get("failure") else "") for a in attempts) or "—"
@@ -132,19 +136,77 @@ def throughput_table(rows: list, peak_tflops: float) -> list:
     return out
 
 
+QUANT = {"q4": "QLoRA 4-bit", "q4p": "QLoRA 4-bit, paged AdamW"}
+
+
+def lf_estimate(row: dict):
+    """This tree's estimate for an lf row's setting (None for the math kernel, which the model does not size)."""
+    if row.get("attention") == "math":
+        return None
+    precision = "qlora4" if row.get("quantization") else "bf16"
+    setting_ = sizing.Setting(precision, row["gradient_checkpointing"], row["batch"], row.get("quantization") == "q4p")
+    return sizing.estimate(shape_of(row["shape"]), row["seq"], setting_, "disabled" if row["attention"] == "eager" else "sdpa").total_gib
+
+
 def lf_table(rows: list, peak_tflops: float) -> list:
-    out = ["| call | model | seq | cap GiB | batch × accumulation | ckpt | attention | rc | peak alloc GiB | peak reserved GiB | "
-           "nvidia-smi MiB | steady tok/s | MFU |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    out = ["| call | model | seq | cap GiB | batch × accumulation | ckpt | attention | weights | rc | peak alloc GiB | this tree's estimate | "
+           "− peak | peak reserved GiB | nvidia-smi MiB | steady tok/s | MFU |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         if row.get("kind") != "lf":
             continue
         timer = row.get("timer") or {}
         tps = timer.get("steady_tokens_per_s")
         attention = {"math": "sdpa, math kernel only", "eager": "eager"}.get(row["attention"], "sdpa")
+        now, peak = lf_estimate(row), timer.get("max_alloc_gib")
         out.append(f"| {row['call']} | {row['shape']} | {row['seq']} | {fmt(row.get('cap_gib')) if row.get('cap_gib') else 'none'} | "
-                   f"{row['batch']}×{row['accumulation']} | {'on' if row['gradient_checkpointing'] else 'off'} | {attention} | {row.get('rc')} | "
-                   f"{fmt(timer.get('max_alloc_gib'))} | {fmt(timer.get('max_reserved_gib'))} | {fmt(row.get('smi_peak_mib'))} | {fmt(tps, 0)} | "
+                   f"{row['batch']}×{row['accumulation']} | {'on' if row['gradient_checkpointing'] else 'off'} | {attention} | "
+                   f"{QUANT.get(row.get('quantization'), 'bf16')} | {row.get('rc')} | {fmt(peak)} | {fmt(now)} | {pct(now, peak)} | "
+                   f"{fmt(timer.get('max_reserved_gib'))} | {fmt(row.get('smi_peak_mib'))} | {fmt(tps, 0)} | "
                    f"{fmt(mfu(tps, row['shape'], peak_tflops) * 100 if tps else None, 1, ' %')} |")
+    return out
+
+
+def probe_table(rows: list) -> list:
+    out = ["| call | bitsandbytes | torch | backend | ok | GEMM / GEMV / grad rel. error | NF4 round trip | reason |",
+           "|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        if row.get("kind") != "probe":
+            continue
+        bnb = row.get("bitsandbytes") or {}
+        for gpu in bnb.get("gpus") or [{}]:
+            errors = " / ".join(fmt(gpu.get(k), 4) for k in ("rel_err_gemm", "rel_err_gemv", "rel_err_grad"))
+            out.append(f"| {row['call']} | {fmt(bnb.get('version'))} | {fmt(bnb.get('torch'))} | {fmt(bnb.get('backend'))} | {bnb.get('ok')} | "
+                       f"{errors} | {fmt(gpu.get('quant_rel_err'), 4)} | {bnb.get('reason')} |")
+    return out
+
+
+def _run_key(row: dict):
+    """(call, shape, seq, batch, accumulation, ckpt, weights, tok/s, label) of a job or lf row that trained."""
+    timer = row.get("timer") or {}
+    tps = timer.get("steady_tokens_per_s")
+    if not tps:
+        return None
+    if row.get("kind") == "job":
+        plan = row.get("plan") or {}
+        return (row["call"], row["shape"], row["seq"], plan.get("per_device_train_batch_size"), plan.get("gradient_accumulation_steps"),
+                plan.get("gradient_checkpointing"), "qlora" if plan.get("precision") == "qlora4" else "bf16", tps,
+                f"job, {card_label(row)}" + (", paged" if plan.get("paged_optimizer") else ""))
+    if row.get("kind") == "lf" and row.get("attention") == "sdpa":
+        return (row["call"], row["shape"], row["seq"], row["batch"], row["accumulation"], row["gradient_checkpointing"],
+                "qlora" if row.get("quantization") else "bf16", tps,
+                f"llamafactory-cli, {card_label(row)}" + (", paged AdamW" if row.get("quantization") == "q4p" else ""))
+    return None
+
+
+def qlora_table(rows: list) -> list:
+    """Every QLoRA run against the bf16 run(s) of the same call with the same batch, accumulation and checkpointing."""
+    out = ["| call | model | seq | batch × accumulation | ckpt | QLoRA run | QLoRA tok/s | bf16 run (same setting) | bf16 tok/s | QLoRA / bf16 |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    runs = [key for key in (_run_key(row) for row in rows) if key]
+    for q in (r for r in runs if r[6] == "qlora"):
+        for b in (r for r in runs if r[6] == "bf16" and r[:6] == q[:6]):
+            out.append(f"| {q[0]} | {q[1]} | {q[2]} | {q[3]}×{q[4]} | {'on' if q[5] else 'off'} | {q[8]} | {fmt(q[7], 0)} | {b[8]} | "
+                       f"{fmt(b[7], 0)} | {q[7] / b[7]:.1%} |")
     return out
 
 
@@ -156,7 +218,8 @@ def main(argv=None) -> int:
     rows = load(a.files)
     for title, table in (("Plan vs measured peak (the runner's check + run)", plan_table(rows)), ("Refusals", refusal_table(rows)),
                          ("Throughput (steady state)", throughput_table(rows, a.peak_tflops)),
-                         ("llamafactory-cli runs with overrides (attention variants, sweeps)", lf_table(rows, a.peak_tflops))):
+                         ("llamafactory-cli runs with overrides (attention variants, sweeps, QLoRA)", lf_table(rows, a.peak_tflops)),
+                         ("bitsandbytes probe", probe_table(rows)), ("QLoRA against bf16 LoRA, same setting, same call", qlora_table(rows))):
         print(f"### {title}\n")
         print("\n".join(table))
         print()
