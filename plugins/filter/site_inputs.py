@@ -12,7 +12,6 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.radeonlab.llm.plugins.module_utils.site_inputs import (
-    hosts_problem,
     site_problems,
     spec_options,
     systemd_env_quote,
@@ -35,14 +34,6 @@ def role_options(roles, entry="main"):
     return options
 
 
-def require_hosts(matched, pattern):
-    """The matched hosts, or a failure naming radeonlab_hosts when there are none."""
-    problem = hosts_problem(pattern, list(matched or []))
-    if problem:
-        raise AnsibleFilterError("radeonlab.llm.require_hosts: " + problem)
-    return pattern
-
-
 ROLES_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roles"))
 
 
@@ -61,7 +52,6 @@ class FilterModule(object):
         return {
             "site_problems": site_problems_filter,
             "role_options": role_options,
-            "require_hosts": require_hosts,
             "role_file": role_file,
             "systemd_env_quote": systemd_env_quote,
         }

@@ -369,10 +369,3 @@ def site_problems(checks, read=_read_text):
         problems += port_problems(port["variable"], port["port"], port.get("listening") or [], bool(port.get("own_active")))
     return problems + list(checks.get("problems") or [])
 
-
-def hosts_problem(pattern, matched):
-    """The sentence for a host pattern that matches nothing (an empty group, a typo), else None."""
-    if matched:
-        return None
-    return ("radeonlab_hosts %r matches no host of the inventory (an empty group, or a name that is not in it), so "
-            "nothing would be done: add hosts to the group, or set -e radeonlab_hosts=<group or host>." % (pattern,))
