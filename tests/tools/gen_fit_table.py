@@ -52,7 +52,8 @@ CARDS = {
 SEQS = (1024, 2048)
 # The runs on the lent H200 under caps that emulate these cards (docs/performance.md): the bench's card names, its shapes.
 RUNS = ("h200_2026-12-01_call1.jsonl", "h200_2026-12-01_call2.jsonl", "h200_2026-12-01_call3.jsonl",
-        "h200_2026-12-01_qlora_call1.jsonl", "h200_2026-12-01_qlora_call2.jsonl", "h200_2026-12-01_qlora_call3.jsonl")
+        "h200_2026-12-01_qlora_call1.jsonl", "h200_2026-12-01_qlora_call2.jsonl", "h200_2026-12-01_qlora_call3.jsonl",
+        "h200_2026-12-01_qlora_call4.jsonl")
 BENCH_CARDS = {"8G": 8372224, "12G": 12566528, "16G": 16760832, "24G": 25149440}
 BENCH_SHAPES = {"0.5b": "0.5B", "1.5b": "1.5B", "7b": "7B", "14b": "14B"}
 

@@ -24,7 +24,7 @@ def test_readme_section_is_generated():
 
 def test_the_measured_runs_are_all_there():
     kinds = {(r["model"], r["settings"][0] if r["decision"] == "train" else "refused") for r in RUNS}
-    assert len(RUNS) == 23 and {("7B", "qlora4"), ("14B", "qlora4"), ("7B", "bf16"), ("7B", "refused"), ("0.5B", "bf16")} <= kinds
+    assert len(RUNS) == 24 and {("7B", "qlora4"), ("14B", "qlora4"), ("7B", "bf16"), ("7B", "refused"), ("0.5B", "bf16")} <= kinds
 
 
 @pytest.mark.parametrize("run", RUNS, ids=lambda r: "%s-%s-s%d-%dKiB" % (r["run"].split(".")[0][-11:], r["model"], r["seq"], r["vram_kib"]))
