@@ -398,7 +398,7 @@ class Bench:
 
     def phase_lf(self, phase: str, shape: str, seq: int, card: str, batch: int, accum: int, ckpt: bool, attn: str, steps: int | None) -> None:
         cap = self.card(card)[1]
-        attn, _, quant = attn.partition("+")
+        attn, quant = (attn.split("+", 1) + [""])[:2]
         tag = f"lf-{shape}-s{seq}-{card}-b{batch}x{accum}-{'ckpt' if ckpt else 'nockpt'}-{attn}" + (f"-{quant}" if quant else "")
         row = {"phase": phase, "kind": "lf", "shape": shape, "seq": seq, "card": card, "cap_gib": cap, "batch": batch, "accumulation": accum,
                "gradient_checkpointing": ckpt, "attention": attn, "tag": tag}

@@ -125,16 +125,16 @@ def table_lines() -> list:
 
 def section() -> str:
     note = ("Generated from the LoRA job's memory model (`roles/lora_job/files/radeonlab_lora/sizing.py`) by "
-             "`tests/tools/gen_fit_table.py`: LoRA r 8 on all linear layers, effective batch 8 (batch × accumulation), SDPA, "
-             "the card's VRAM as rocminfo reports it minus the 1.5 GiB runtime reserve, estimate + 10 %. "
-             "GiB = what the plan needs on the card. **QLoRA** = 4-bit NF4 with double quantisation, planned only where bf16 "
-             "does not fit and the llamafactory role's bitsandbytes probe passed (a 4-bit matmul on every visible GPU); "
-             "without it those cells are refusals that name QLoRA and why it is unavailable. ckpt = gradient checkpointing; "
-             "paged = paged AdamW. The model was measured on an NVIDIA H200 under caps that emulate these cards "
-             "(docs/performance.md; \"ran, peak\" = the plan ran there, its peak allocated GiB): estimate 0 to +10 % over the "
+            "`tests/tools/gen_fit_table.py`: LoRA r 8 on all linear layers, effective batch 8 (batch × accumulation), SDPA, "
+            "the card's VRAM as rocminfo reports it minus the 1.5 GiB runtime reserve, estimate + 10 %. "
+            "GiB = what the plan needs on the card. **QLoRA** = 4-bit NF4 with double quantisation, planned only where bf16 "
+            "does not fit and the llamafactory role's bitsandbytes probe passed (a 4-bit matmul on every visible GPU); "
+            "without it those cells are refusals that name QLoRA and why it is unavailable. ckpt = gradient checkpointing; "
+            "paged = paged AdamW. The model was measured on an NVIDIA H200 under caps that emulate these cards "
+            "(docs/performance.md; \"ran, peak\" = the plan ran there, its peak allocated GiB): estimate 0 to +10 % over the "
             "measured peak for 1.5B-14B (7B QLoRA +3.1 to +7.4 %, 14B QLoRA +1.7 %; 0.5B up to +12.5 %), no out-of-memory "
             "under an accepted cap; "
-             "tests/unit/test_fit_table.py checks every measured run against its cell. Not measured on a Radeon card.")
+            "tests/unit/test_fit_table.py checks every measured run against its cell. Not measured on a Radeon card.")
     return "\n".join([START, "", *table_lines(), "", *textwrap.wrap(note, 110), "", END])
 
 
