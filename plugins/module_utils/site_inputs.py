@@ -110,12 +110,12 @@ def systemd_env_quote(value):
     return '"%s"' % escaped
 
 
-def user_problems(users, accounts, uid_min=1000, create=(), unprivileged=True):
+def user_problems(users, accounts, uid_min=1000, create=(), unprivileged=True, uid_max=60000):
     """Accounts the play trains as or adds to the GPU groups, against the host's password database.
 
     ``users``: ``{variable: name or list of names}``; ``accounts``: ``{name: {"uid": int}}`` of the host; ``create``:
     the names the play creates when missing. With ``unprivileged`` (the training users), root (uid 0) and existing
-    system accounts (uid below ``uid_min``) are refused too.
+    system accounts (uid outside ``uid_min``..``uid_max``, as gpu_groups refuses them) are refused too.
     """
     problems = []
     for variable in sorted(users):
@@ -131,9 +131,9 @@ def user_problems(users, accounts, uid_min=1000, create=(), unprivileged=True):
                     "created." % (variable, name))
             elif entry is not None and unprivileged and int(entry["uid"]) == 0:
                 problems.append("%s: %r is root (uid 0); training never runs as root: name an unprivileged user." % (variable, name))
-            elif entry is not None and unprivileged and int(entry["uid"]) < uid_min:
-                problems.append(
-                    "%s: %r is a system account (uid %s < UID_MIN %s): name a regular login user." % (variable, name, entry["uid"], uid_min))
+            elif entry is not None and unprivileged and not uid_min <= int(entry["uid"]) <= uid_max:
+                problems.append("%s: %r is a system account (uid %s outside UID_MIN..UID_MAX %s..%s): name a regular login user."
+                                % (variable, name, entry["uid"], uid_min, uid_max))
     return problems
 
 
@@ -331,9 +331,10 @@ def _read_text(path):
 def site_problems(checks, read=_read_text):
     """Every problem of a ``checks`` dict (each key optional), in this order:
 
-    ``types`` {options, values}; ``users`` {accounts, uid_min, create, training, members}; ``files`` {entries, stats};
-    ``plan`` (the runner's plan result plus cutoff_len); ``key`` {status, msg, content, pinned, url}; ``torch`` {rocm_version, torch}; ``webui`` {enabled, bind, port, user, password,
-    loopback_re}; ``paths``, ``positive``, ``secrets`` {variable: value}; ``datasets`` {variable: controller path}; ``ports`` a list of
+    ``types`` {options, values}; ``users`` {accounts, uid_min, uid_max, create, training, members}; ``files``
+    {entries, stats}; ``plan`` (the runner's plan result plus cutoff_len); ``key`` {status, msg, content, pinned, url};
+    ``torch`` {rocm_version, torch}; ``webui`` {enabled, bind, port, user, password, loopback_re}; ``paths``,
+    ``positive``, ``secrets`` {variable: value}; ``datasets`` {variable: controller path}; ``ports`` a list of
     {variable, port, listening, own_active}; ``problems`` a list of sentences found elsewhere.
     """
     problems = []
@@ -345,7 +346,8 @@ def site_problems(checks, read=_read_text):
     users = checks.get("users")
     if users:
         accounts, uid_min, create = users.get("accounts") or {}, int(users.get("uid_min") or 1000), users.get("create") or []
-        problems += user_problems(users.get("training") or {}, accounts, uid_min, create, unprivileged=True)
+        uid_max = int(users.get("uid_max") or 60000)
+        problems += user_problems(users.get("training") or {}, accounts, uid_min, create, unprivileged=True, uid_max=uid_max)
         problems += user_problems(users.get("members") or {}, accounts, uid_min, create, unprivileged=False)
     files = checks.get("files") or {}
     problems += file_problems(files.get("entries") or {}, files.get("stats") or {})
@@ -364,8 +366,8 @@ def site_problems(checks, read=_read_text):
         try:
             problems += dataset_problems(variable, read(path), path)
         except (IOError, OSError) as exc:
-            problems.append("%s (%s) cannot be read on the controller (%s): name an existing file." % (variable, path, exc.strerror))
+            problems.append("%s (%s) cannot be read on the controller (%s): name an existing file."
+                            % (variable, path, exc.strerror))
     for port in checks.get("ports") or []:
         problems += port_problems(port["variable"], port["port"], port.get("listening") or [], bool(port.get("own_active")))
     return problems + list(checks.get("problems") or [])
-

@@ -33,8 +33,9 @@ options:
     default: []
   datasets:
     description:
-      - Data set files, as C({variable: path}), checked for the alpaca shape the LoRA job trains on (a JSON list or
-        JSON lines of records with string C(instruction) and C(output)). A missing file is reported under O(paths).
+      - Data set files, a dict of variable name to path, checked for the alpaca shape the LoRA job trains on (a JSON
+        list or JSON lines of records with string C(instruction) and C(output)). A missing file is reported under
+        O(paths).
     type: dict
     default: {}
 extends_documentation_fragment:
@@ -63,6 +64,10 @@ accounts:
   sample: {trainer: {uid: 1000, gid: 1000, home: /home/trainer}}
 uid_min:
   description: C(UID_MIN) of C(/etc/login.defs) (1000 where it is not set); lower uids are system accounts.
+  returned: always
+  type: int
+uid_max:
+  description: C(UID_MAX) of C(/etc/login.defs) (60000 where it is not set); higher uids are system accounts.
   returned: always
   type: int
 paths:
@@ -126,9 +131,9 @@ def accounts(names):
     return found
 
 
-def uid_min(login_defs):
-    match = re.search(r"^\s*UID_MIN\s+(\d+)", login_defs, re.M)
-    return int(match.group(1)) if match else 1000
+def uid_min(login_defs, key="UID_MIN", default=1000):
+    match = re.search(r"^\s*%s\s+(\d+)" % key, login_defs, re.M)
+    return int(match.group(1)) if match else default
 
 
 def unit_states(module, units):
@@ -147,14 +152,15 @@ def unit_states(module, units):
 def main():
     module = build_module()
     params = module.params
-    problems = []
+    problems, login_defs = [], _read("/etc/login.defs")
     for variable, path in sorted(params["datasets"].items()):
         if os.path.isfile(str(path)):
             problems.extend(dataset_problems(variable, _read(str(path)), path))
     module.exit_json(
         changed=False,
         accounts=accounts(params["users"]),
-        uid_min=uid_min(_read("/etc/login.defs")),
+        uid_min=uid_min(login_defs),
+        uid_max=uid_min(login_defs, "UID_MAX", 60000),
         paths=dict((p, {"exists": os.path.exists(p), "isdir": os.path.isdir(p), "isfile": os.path.isfile(p)}) for p in params["paths"]),
         listening=listening_ports(_read("/proc/net/tcp") + "\n" + _read("/proc/net/tcp6")),
         units=unit_states(module, params["units"]),

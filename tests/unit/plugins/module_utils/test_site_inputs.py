@@ -56,7 +56,7 @@ def test_secret_with_a_newline_is_refused_and_not_echoed():
     assert len(problems) == 1 and "llamafactory_webui_auth_password" in problems[0] and "secret" not in problems[0]
 
 
-ACCOUNTS = {"trainer": {"uid": 1000}, "root": {"uid": 0}, "daemon": {"uid": 1}}
+ACCOUNTS = {"trainer": {"uid": 1000}, "root": {"uid": 0}, "daemon": {"uid": 1}, "nobody": {"uid": 65534}}
 
 
 @pytest.mark.parametrize("users, create, unprivileged, expected", [
@@ -64,7 +64,8 @@ ACCOUNTS = {"trainer": {"uid": 1000}, "root": {"uid": 0}, "daemon": {"uid": 1}}
     ({"pytorch_rocm_user": "newbie"}, ["newbie"], True, []),
     ({"pytorch_rocm_user": "newbie"}, [], True, ["does not exist", "radeonlab_training_user_create"]),
     ({"lora_job_user": "root"}, ["root"], True, ["root (uid 0)"]),
-    ({"lora_job_user": "daemon"}, [], True, ["system account (uid 1 < UID_MIN 1000)"]),
+    ({"lora_job_user": "daemon"}, [], True, ["system account (uid 1 outside UID_MIN..UID_MAX 1000..60000)"]),
+    ({"lora_job_user": "nobody"}, [], True, ["system account (uid 65534"]),
     ({"gpu_groups_users": ["trainer", "daemon"]}, [], False, []),
     ({"gpu_groups_users": ["ghost"]}, [], False, ["gpu_groups_users: user 'ghost' does not exist"]),
     ({"gpu_groups_users": ["Bad Name"]}, [], False, ["is not a user name"]),

@@ -36,7 +36,7 @@ def test_probe_reads_accounts_paths_and_data_sets(tmp_path, capsys):
     assert out["paths"][str(tmp_path)] == {"exists": True, "isdir": True, "isfile": False}
     assert out["paths"][str(good)]["isfile"] and not out["paths"]["/no/such/path"]["exists"]
     assert len(out["dataset_problems"]) == 1 and out["dataset_problems"][0].startswith("b (") and "ShareGPT" in out["dataset_problems"][0]
-    assert isinstance(out["uid_min"], int) and all(isinstance(p, int) for p in out["listening"])
+    assert isinstance(out["uid_min"], int) and out["uid_max"] > out["uid_min"] and all(isinstance(p, int) for p in out["listening"])
 
 
 @pytest.mark.parametrize("text, expected", [("UID_MIN 500\n", 500), ("# UID_MIN 10\n  UID_MIN\t 2000\n", 2000), ("", 1000)])
