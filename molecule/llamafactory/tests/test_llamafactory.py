@@ -112,3 +112,13 @@ def test_facts_record_version_attention_and_env(host, lab):
                               "port": lab[0], "auth": False}
     local = host.ansible("setup", "filter=ansible_local", check=False)["ansible_facts"]["ansible_local"]
     assert local["llamafactory"]["attention"]["backend"] == "sdpa"
+
+
+def test_bitsandbytes_is_pinned_and_its_probe_recorded_why_4bit_cannot_run_here(host):
+    version = host.check_output("runuser -u %s -- %s/bin/python -c %s", USER, VENV,
+                                "import importlib.metadata as m; print(m.version('bitsandbytes'))").splitlines()[-1]
+    assert version == "0.50.2"
+    record = json.loads(host.file(FACTS).content_string)["bitsandbytes"]
+    # the lab's torch (PyPI's CUDA build) sees no GPU: the probe, not a setting, says 4-bit QLoRA cannot run, and why
+    assert record["ok"] is False and "sees no GPU: no 4-bit kernel can run" in record["reason"], record
+    assert record["version"] == "0.50.2"

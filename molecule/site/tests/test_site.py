@@ -210,10 +210,20 @@ def test_device_check_stops_a_new_job_before_it_trains(host):
     assert _status(host)["state"] == "succeeded"
 
 
-def test_root_or_a_system_account_is_refused_as_the_training_account_before_any_change(host):
+def test_a_system_account_is_refused_as_the_training_account_before_any_change(host):
     groups_before = host.run("getent group render video").stdout
-    rc, output = _converge_again("--tags", "gpu_groups", "-e", "pytorch_rocm_user=daemon", "-e", "lora_job_user=root")
+    rc, output = _converge_again("--tags", "gpu_groups", "-e", "pytorch_rocm_user=daemon", "-e", "lora_job_user=daemon")
     assert rc != 0
-    assert "exist as root or system accounts" in output and "daemon, root" in output, output[-3000:]
-    assert "TASK [radeonlab.llm.gpu_groups : Create the missing training accounts" not in output
+    # refused by the validation play first (gpu_groups' own preflight says the same for the role used alone)
+    assert "system account" in output and "daemon" in output, output[-3000:]
+    assert "Create the missing training accounts" not in output
     assert host.run("getent group render video").stdout == groups_before
+
+
+def test_a_host_that_cannot_reach_the_wheelhouse_is_named_before_anything_is_installed(host):
+    # A wheelhouse URL of one's own where nothing answers (port 9, discard: nothing listens here).
+    rc, output = _converge_again("-e", "pytorch_rocm_wheelhouse_url=http://127.0.0.1:9/")
+    assert rc != 0
+    assert "%s cannot reach the fleet wheelhouse at http://127.0.0.1:9/" % _hostname(host) in output, output[-3000:]
+    assert "Install the missing repository prerequisites" not in output  # rocm_repo's first change
+    assert "failed=1" in _recap(output, _hostname(host))
