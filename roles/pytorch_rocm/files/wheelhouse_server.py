@@ -258,7 +258,7 @@ def start(directory, port, binds):
             finally:
                 os._exit(1)
         os._exit(0)
-    for _ in range(100):
+    for _attempt in range(100):
         record = running(directory, port)
         if record is not None:
             return {"changed": True, "pid": record["pid"], "urls": record["urls"],
@@ -273,7 +273,7 @@ def stop(directory, port):
     if record is None:
         return {"changed": False, "pid": None, "urls": [], "msg": "no wheelhouse server on port %d" % port}
     os.kill(record["pid"], signal.SIGTERM)
-    for _ in range(50):
+    for _attempt in range(50):
         if process_start(record["pid"]) != record["started"]:
             break
         time.sleep(0.1)

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Stand-in for pip's transfer in the delivery benchmark (runs on a lab host): read the wheelhouse
 server's listing, GET the named wheels into DEST and check each against the listing's sha256, as pip does.
 

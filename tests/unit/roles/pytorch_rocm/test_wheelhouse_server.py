@@ -35,7 +35,7 @@ PLAYBOOK = textwrap.dedent("""
     import subprocess, sys, time
     count, argv = int(sys.argv[1]), sys.argv[2:]
     for _ in range(count):
-        out = subprocess.run([sys.executable] + argv, stdout=subprocess.PIPE, universal_newlines=True).stdout
+        out = subprocess.run([sys.executable] + argv, stdout=subprocess.PIPE, universal_newlines=True, check=False).stdout
         print(out.strip(), flush=True)
     while True:
         time.sleep(1)
@@ -84,7 +84,7 @@ class Playbook:
         argv = [SERVER, "start", "--dir", str(house), "--port", str(port)] + ["--bind=%s" % b for b in binds]
         self.proc = subprocess.Popen([sys.executable, str(launcher), str(count)] + argv,
                                      stdout=subprocess.PIPE, universal_newlines=True)
-        self.answers = [json.loads(self.proc.stdout.readline()) for _ in range(count)]
+        self.answers = [json.loads(self.proc.stdout.readline()) for _answer in range(count)]
         self.url = "http://127.0.0.1:%d/" % port
 
     def end(self):
@@ -151,7 +151,7 @@ def _pip_download(url, dest):
     return subprocess.run(
         [sys.executable, "-m", "pip", "--isolated", "download", "--no-index", "--no-deps", "--disable-pip-version-check",
          "--find-links", url, "--dest", str(dest), "demo==1.0"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
 
 
 def test_pip_takes_the_recorded_wheel_and_refuses_it_once_changed(serving, house, tmp_path):
@@ -191,11 +191,11 @@ def test_the_server_ends_with_the_ansible_playbook_run(tmp_path, house):
 def test_stop_ends_it_and_a_second_stop_says_nothing_runs(serving, house):
     port = serving.url.rsplit(":", 1)[1].strip("/")
     stopped = json.loads(subprocess.run([sys.executable, SERVER, "stop", "--dir", str(house), "--port", port],
-                                        stdout=subprocess.PIPE, universal_newlines=True).stdout)
+                                        stdout=subprocess.PIPE, universal_newlines=True, check=False).stdout)
     assert stopped["changed"] is True and stopped["pid"] == serving.answers[0]["pid"]
     assert _wait_gone(stopped["pid"])
     again = json.loads(subprocess.run([sys.executable, SERVER, "stop", "--dir", str(house), "--port", port],
-                                      stdout=subprocess.PIPE, universal_newlines=True).stdout)
+                                      stdout=subprocess.PIPE, universal_newlines=True, check=False).stdout)
     assert again["changed"] is False
 
 
@@ -224,6 +224,6 @@ def test_an_address_the_controller_does_not_have_is_refused(tmp_path, house):
 
 def test_started_outside_ansible_playbook_it_refuses_rather_than_outlive_everything(house):
     out = subprocess.run([sys.executable, SERVER, "start", "--dir", str(house), "--port", str(_free_port()),
-                          "--bind", "127.0.0.1"], stdout=subprocess.PIPE, universal_newlines=True)
+                          "--bind", "127.0.0.1"], stdout=subprocess.PIPE, universal_newlines=True, check=False)
     assert out.returncode == 1
     assert "no ansible-playbook process" in json.loads(out.stdout)["msg"]
