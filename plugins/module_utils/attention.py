@@ -19,7 +19,11 @@ transformers' choice (SDPA when available). Facts used (rocm_facts.md section 6)
 * ROCm/flash-attention, Triton backend (``flash_attn.flash_attn_triton_amd``, built and selected with
   ``FLASH_ATTENTION_TRITON_AMD_ENABLE=TRUE``): CDNA and RDNA3 (gfx1100/1101/1102).
 * Everything else (RDNA2, RDNA4, APUs, CPU-only hosts) uses SDPA, which PyTorch serves on ROCm through
-  AOTriton where it can and through its math kernel otherwise.
+  AOTriton where it can and through its math kernel otherwise. Which one runs is :func:`sdpa_kernel`
+  (data: ``support_matrix.SDPA_KERNELS``): ``flash`` (AOTriton flash / memory-efficient, no score matrix)
+  or ``math`` (keeps the seq x seq scores; the LoRA runner sizes it so). Targets AOTriton ships as
+  experimental run ``flash`` only with ``TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1``, returned in ``env``
+  like the Triton FA2 switch (unless the caller turns experimental kernels off).
 
 A GPU running under ``HSA_OVERRIDE_GFX_VERSION`` executes the kernels of the target it borrows
 (gfx1031 with 10.3.0 runs gfx1030 code), so the borrowed target is what decides.
@@ -29,13 +33,17 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.radeonlab.llm.plugins.module_utils import support_matrix as sm
+
 __all__ = (
     "AttentionPolicyError",
     "REQUESTS",
     "CK_TARGETS",
     "TRITON_TARGETS",
     "TRITON_ENV",
+    "SDPA_KERNELS",
     "effective_target",
+    "sdpa_kernel",
     "apply_environment",
     "attention_backend",
 )
@@ -56,6 +64,7 @@ TRITON_TARGETS = {
     "gfx1102": "RDNA3 Navi33 (Triton backend)",
 }
 TRITON_ENV = {"FLASH_ATTENTION_TRITON_AMD_ENABLE": "TRUE"}
+SDPA_KERNELS = ("flash", "math")
 
 _SDPA_MIN_TORCH = (2, 1, 2)  # LLaMA-Factory: sdpa needs torch > 2.1.1
 _GFX_RE = re.compile(r"^gfx([0-9]{1,2})([0-9a-f])([0-9a-f])$")
@@ -169,18 +178,64 @@ def _sdpa_ok(torch_version):
     return parts >= _SDPA_MIN_TORCH
 
 
-def _result(backend, requested, reason, env=None, gpus=None, fallback=False):
+def sdpa_kernel(targets, torch_version, experimental=True):
+    """Which kernel PyTorch's SDPA runs for these (effective) targets: dict ``kernel``, ``env``, ``reason``.
+
+    ``kernel`` is ``flash`` (AOTriton flash / memory-efficient) when every target has native AOTriton kernels on
+    that torch line, or experimental ones and ``experimental`` is true (then ``env`` carries
+    ``TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1``); else ``math``. No target (CPU-only): ``flash`` (torch's CPU
+    SDPA has its own fused kernel; sized as before). Unknown torch: ``math``, the larger (safe) size.
+    """
+    targets = sorted(set(targets))
+    if not targets:
+        return _kernel("flash", "no GPU: torch's CPU SDPA kernel, sized without a score matrix")
+    if not torch_version:
+        return _kernel("math", "torch version unknown: sized as SDPA's math kernel")
+    try:
+        row = sm.sdpa_kernels_for_torch(torch_version)
+    except ValueError as exc:
+        raise AttentionPolicyError(str(exc))
+    if row is None:
+        return _kernel("math", "torch %s ships no AOTriton (needs >= %s): SDPA runs its math kernel"
+                       % (torch_version, sm.SDPA_KERNELS_BEFORE))
+    line = "torch %s (AOTriton %s)" % (row["torch"], row["aotriton"])
+    missing = [t for t in targets if t not in row["native"] and t not in row["experimental"]]
+    if missing:
+        return _kernel("math", "%s has no AOTriton SDPA kernels for %s: math kernel (keeps the score matrix)"
+                       % (line, ", ".join(missing)))
+    trial = [t for t in targets if t in row["experimental"]]
+    if not trial:
+        return _kernel("flash", "%s: AOTriton flash/memory-efficient SDPA for %s" % (line, ", ".join(targets)))
+    env_text = " ".join("%s=%s" % item for item in sorted(sm.AOTRITON_EXPERIMENTAL_ENV.items()))
+    if not experimental:
+        return _kernel("math", "%s: AOTriton SDPA for %s is experimental and experimental kernels are off (%s not "
+                       "set): math kernel" % (line, ", ".join(trial), env_text))
+    return _kernel("flash", "%s: AOTriton SDPA for %s is experimental, enabled with %s" % (line, ", ".join(trial), env_text),
+                   sm.AOTRITON_EXPERIMENTAL_ENV)
+
+
+def _kernel(kernel, reason, env=None):
+    return {"kernel": kernel, "reason": reason, "env": dict(env or {})}
+
+
+def _result(backend, requested, reason, env=None, gpus=None, fallback=False, sdpa=None):
+    """The decision; ``sdpa`` (from :func:`sdpa_kernel`) only for the sdpa backend, whose env it adds."""
+    env = dict(env or {})
+    if backend == "sdpa" and sdpa:
+        env.update(sdpa["env"])
     return {
         "backend": backend,
         "requested": requested,
         "reason": reason,
-        "env": dict(env or {}),
+        "env": env,
         "gpus": gpus or [],
         "fallback": fallback,
+        "sdpa_kernel": sdpa["kernel"] if backend == "sdpa" and sdpa else None,
+        "sdpa_reason": sdpa["reason"] if backend == "sdpa" and sdpa else "",
     }
 
 
-def attention_backend(gpus, flash_attn=None, requested="auto", torch_version=None, env=None):
+def attention_backend(gpus, flash_attn=None, requested="auto", torch_version=None, env=None, aotriton_experimental=True):
     """Decide LLaMA-Factory's ``flash_attn`` value for a host.
 
     :param gpus: the GPUs training will see: gfx strings, or dicts from ``ansible_facts.rocm.gpus`` / gpu_env's
@@ -190,9 +245,12 @@ def attention_backend(gpus, flash_attn=None, requested="auto", torch_version=Non
     :param requested: ``auto`` | ``disabled`` | ``sdpa`` | ``fa2`` (llamafactory_attention).
     :param torch_version: optional; SDPA needs torch > 2.1.1, older torch gets eager attention.
     :param env: optional gpu_env env dict; applied to GPU dicts with :func:`apply_environment`.
+    :param aotriton_experimental: let SDPA use AOTriton kernels AOTriton marks experimental for the target
+        (adds TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1 to ``env``); false = those targets run the math kernel.
     :returns: dict ``backend`` (fa2|sdpa|disabled), ``requested``, ``reason``, ``env`` (variables training and the
-        WebUI must carry, e.g. FLASH_ATTENTION_TRITON_AMD_ENABLE), ``gpus`` (per GPU: target, reported, fa2 route)
-        and ``fallback`` (true when an explicit fa2/sdpa request could not be honoured).
+        WebUI must carry, e.g. FLASH_ATTENTION_TRITON_AMD_ENABLE), ``gpus`` (per GPU: target, reported, fa2 route),
+        ``fallback`` (true when an explicit fa2/sdpa request could not be honoured) and, for the sdpa backend,
+        ``sdpa_kernel`` (flash|math, else None) with ``sdpa_reason``.
     """
     if not isinstance(requested, str) or requested.strip().lower() not in REQUESTS:
         raise AttentionPolicyError("requested attention %r is not one of %s" % (requested, ", ".join(REQUESTS)))
@@ -219,13 +277,16 @@ def attention_backend(gpus, flash_attn=None, requested="auto", torch_version=Non
         if target in TRITON_TARGETS:
             routes.append("triton")
         per_gpu.append({"target": target, "reported": reported, "fa2_routes": routes})
+    if not isinstance(aotriton_experimental, bool):
+        raise AttentionPolicyError("aotriton_experimental must be true or false, got %r" % (aotriton_experimental,))
+    sdpa = sdpa_kernel([g["target"] for g in per_gpu], torch_version, aotriton_experimental)
 
     if requested == "disabled":
         return _result("disabled", requested, "disabled on request (llamafactory_attention=disabled): eager attention",
                        gpus=per_gpu)
     if requested == "sdpa":
         if sdpa_ok:
-            return _result("sdpa", requested, "sdpa on request (llamafactory_attention=sdpa)", gpus=per_gpu)
+            return _result("sdpa", requested, "sdpa on request (llamafactory_attention=sdpa)", gpus=per_gpu, sdpa=sdpa)
         return _result("disabled", requested, "sdpa requested but " + no_sdpa, gpus=per_gpu, fallback=True)
 
     def _fallback(why):
@@ -234,7 +295,7 @@ def attention_backend(gpus, flash_attn=None, requested="auto", torch_version=Non
             text = "fa2 requested but " + text
         else:
             text = "auto: " + text
-        return _result(fallback_backend, requested, text, gpus=per_gpu, fallback=requested == "fa2")
+        return _result(fallback_backend, requested, text, gpus=per_gpu, fallback=requested == "fa2", sdpa=sdpa)
 
     if not per_gpu:
         return _fallback("no GPU visible (CPU-only host), FlashAttention-2 needs a ROCm GPU")

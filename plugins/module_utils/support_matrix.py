@@ -2,7 +2,7 @@
 # Copyright: radeonlab.llm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The one versioned data module of radeonlab.llm: GPU support per ROCm line, PyTorch wheels, bitsandbytes.
+"""The one versioned data module of radeonlab.llm: GPU support per ROCm line, PyTorch wheels, SDPA kernels, bitsandbytes.
 
 Pure data plus two tiny lookups; no Ansible import, Python 3.8 compatible. Every entry carries
 ``source`` (a section of the shared reference ``rocm_facts.md`` or a public URL) and ``verified``
@@ -15,7 +15,7 @@ Bump ``MATRIX_VERSION`` whenever any entry changes.
 
 from __future__ import annotations
 
-MATRIX_VERSION = "2026.12.1"
+MATRIX_VERSION = "2026.12.2"
 
 # ---------------------------------------------------------------------------------------------
 # Sources (short keys used by the entries below)
@@ -74,6 +74,48 @@ SOURCES = {
         "https://github.com/unslothai/unsloth/pull/7535 (0.50.0 is the first PyPI release with the complete ROCm 4-bit "
         "path: bitsandbytes#1887, #1979 fused 4-bit GEMM validated on gfx1100/gfx1201/gfx1151, #2012 RDNA3/RDNA4 "
         "workgroup fix; <= 0.49.2 returned NaN)"
+    ),
+    "aotriton_matrix": (
+        "ROCm/aotriton README.md 'PyTorch Consumption & Compatibility' (tag 0.13b, commit 30ae9671): PyTorch upstream "
+        "2.3 -> 0.4b, 2.4 -> 0.6b, 2.5 -> 0.7b, 2.6 -> 0.8b, 2.7 -> 0.9.2b, 2.8 -> 0.10b, 2.9 -> 0.11b; '2.2 and earlier: "
+        "N/A, no support'"
+    ),
+    "aotriton_src": (
+        "ROCm/aotriton at each release tag: v2src/util.cc / v3src/util.cc (LazyArch string_to_arch / string_to_classifier: "
+        "the targets the library recognises; isArchExperimentallySupported(): the experimental ones) and CMakeLists.txt "
+        "TARGET_GPUS / AOTRITON_TARGET_ARCH (the targets kernel images are built for)"
+    ),
+    "sdpa_gate": (
+        "pytorch/pytorch aten/src/ATen/native/transformers/cuda/sdp_utils.cpp, check_flash_attention_hardware_support() and "
+        "check_mem_efficient_hardware_support(): aotriton::v2::flash::check_gpu() must pass, and with AOTriton >= 0.9 "
+        "aotriton::isArchExperimentallySupported() targets need TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1 (read once per "
+        "process); else SDPA falls back to its math kernel"
+    ),
+    "sdpa_navi31": (
+        "https://github.com/pytorch/pytorch/pull/134498 and #135869 (AOTriton 0.7b, PyTorch 2.5): 'EXPERIMENTAL Navi31 "
+        "support... Disabled by default at PyTorch level, user needs to enable Navi31 support with env var "
+        "TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1' (sdp_utils.cpp: arch == \"gfx1100\")"
+    ),
+    "sdpa_010": (
+        "https://github.com/pytorch/pytorch/pull/156499 (AOTriton 0.10b): 'Official support of gfx950/gfx1201; Experimental "
+        "support of gfx1101/gfx1151/gfx1150/gfx1200'; ROCm/legacy-rocm-build#5404: 0.10b lacks the classifier commit "
+        "that enables gfx1151 (ROCm/aotriton 0e7d518e, first in 0.11b)"
+    ),
+    "sdpa_011": (
+        "https://github.com/pytorch/pytorch/pull/161754 (AOTriton 0.11b): 'gfx1100 target (Radeon RX 7000 Series) is moved "
+        "back to experimental status'; aotriton.cmake downloads image packs per PYTORCH_ROCM_ARCH"
+    ),
+    "sdpa_0111": (
+        "https://github.com/ROCm/aotriton/pull/139 (0.11.1b: 'Move Navi31 Out of Experimental', gfx1103 added); PyTorch bump "
+        "https://github.com/pytorch/pytorch/pull/170315 (2025-12-12)"
+    ),
+    "sdpa_0112": (
+        "https://github.com/pytorch/pytorch/pull/174105 (AOTriton 0.11.2b: gfx1151/1152/1153); "
+        "https://github.com/huggingface/kernels/pull/401 ('ROCm support for Torch 2.11 ... Add aotriton 0.11.2b')"
+    ),
+    "sdpa_rdna2": (
+        "https://github.com/ROCm/aotriton/issues/118 ('[Feature]: Add Navi2x Support', RX 6800 XT, open): no AOTriton "
+        "release has gfx103x kernels, so RDNA2 (gfx1030, and gfx1031-1036 under 10.3.0) runs SDPA's math kernel"
     ),
     "bnb_lf": (
         "https://github.com/bitsandbytes-foundation/bitsandbytes/issues/1955 (LLaMA-Factory 0.9.5 QLoRA 4-bit on an "
@@ -387,6 +429,78 @@ TORCH_NOTES = (
     "numpy<2 for torch<=2.3 is an inference (those wheels were built against numpy 1.x); AMD's repo.radeon.com "
     "wheels need numpy==1.26.4 (rocm_facts.md §4). No stable index is recorded for ROCm 7.0 or 7.2."
 )
+
+
+# ---------------------------------------------------------------------------------------------
+# PyTorch SDPA on ROCm: which kernel scaled_dot_product_attention runs, per torch release line.
+#   native:       AOTriton flash / memory-efficient kernels run as shipped
+#   experimental: they run only with AOTRITON_EXPERIMENTAL_ENV (else SDPA silently takes the math kernel)
+#   every other target (gfx900/906/908, RDNA1, RDNA2 gfx103x, ...): the math kernel, which keeps the
+#   seq x seq score matrix (sized by the LoRA runner as its own memory kind).
+# A row covers its torch minor line and, for the last row, every newer torch. Targets are the ones whose
+# kernels run: a GPU under HSA_OVERRIDE_GFX_VERSION counts as the target it borrows.
+# ---------------------------------------------------------------------------------------------
+AOTRITON_EXPERIMENTAL_ENV = {"TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL": "1"}
+SDPA_KERNELS_BEFORE = "2.3"  # torch <= 2.2 ships no AOTriton: math kernel on every ROCm target (aotriton_matrix)
+
+SDPA_KERNELS = (
+    {"torch": "2.3", "aotriton": "0.4b", "native": ("gfx90a", "gfx942"), "experimental": (),
+     "verified": True, "sources": ("aotriton_matrix", "aotriton_src"),
+     "notes": "0.4b recognises only 'gfx90a:sramecc+:xnack-' and 'gfx942:sramecc+:xnack-' (TARGET_GPUS MI200;MI300X)."},
+    {"torch": "2.4", "aotriton": "0.6b", "native": ("gfx90a", "gfx942"), "experimental": (),
+     "verified": True, "sources": ("aotriton_matrix", "aotriton_src"),
+     "notes": "As 0.4b: MI200/MI300 only."},
+    {"torch": "2.5", "aotriton": "0.7b", "native": ("gfx90a", "gfx942"), "experimental": ("gfx1100",),
+     "verified": True, "sources": ("aotriton_matrix", "aotriton_src", "sdpa_navi31"),
+     "notes": "Kernels for MI200;MI300X;Navi31. gfx1101 is recognised but has no kernel image (math; inference)."},
+    {"torch": "2.6", "aotriton": "0.8b", "native": ("gfx90a", "gfx942"), "experimental": ("gfx1100",),
+     "verified": False, "sources": ("aotriton_matrix", "aotriton_src", "sdpa_navi31"),
+     "notes": "Same targets as 0.7b; that 2.6's sdp_utils.cpp still gates gfx1100 by name is an inference."},
+    {"torch": "2.7", "aotriton": "0.9.2b", "native": ("gfx90a", "gfx942", "gfx1100"), "experimental": ("gfx950", "gfx1201"),
+     "verified": False, "sources": ("aotriton_matrix", "aotriton_src", "sdpa_gate"),
+     "notes": "0.9.2b: kernels for MI200;MI300X;Navi31;RX9070XT, isArchExperimentallySupported = gfx950, gfx1201. That "
+              "2.7 dropped the gfx1100 name check for the AOTriton >= 0.9 gate is an inference; gfx950 kernels only "
+              "in the ROCm 6.5/7.0 package."},
+    {"torch": "2.8", "aotriton": "0.10b", "native": ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1201"),
+     "experimental": ("gfx1101",),
+     "verified": True, "sources": ("aotriton_matrix", "aotriton_src", "sdpa_010"),
+     "notes": "gfx1150/gfx1151/gfx1200 are listed experimental but 0.10b's classifier does not know them: math."},
+    {"torch": "2.9", "aotriton": "0.11b", "native": ("gfx90a", "gfx942", "gfx950", "gfx1201"),
+     "experimental": ("gfx1100", "gfx1101", "gfx1102", "gfx1150", "gfx1151", "gfx1200"),
+     "verified": True, "sources": ("aotriton_matrix", "aotriton_src", "sdpa_011"),
+     "notes": "gfx1100 back to experimental (Triton code generation gave NaNs on Navi31 without the alternative wheel)."},
+    {"torch": "2.10", "aotriton": "0.11.1b", "native": ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1201"),
+     "experimental": ("gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1200"),
+     "verified": False, "sources": ("aotriton_src", "sdpa_0111"),
+     "notes": "That the 2.10 release branch carries the 0.11.1b bump (merged 2025-12-12) is an inference."},
+    {"torch": "2.11", "aotriton": "0.11.2b", "native": ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1201"),
+     "experimental": ("gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153", "gfx1200"),
+     "verified": True, "sources": ("aotriton_src", "sdpa_0112"),
+     "notes": "Newer torch is treated as this row (AOTriton 0.12b later promotes gfx1100/gfx1151; not recorded here)."},
+)
+
+SDPA_NOTES = (
+    "No AOTriton release has kernels for gfx900/gfx906/gfx908, RDNA1 or RDNA2 (gfx1030; gfx1031-1036 under 10.3.0): "
+    "SDPA runs the math kernel there on every torch line. " + SOURCES["sdpa_rdna2"]
+)
+
+
+def sdpa_kernels_for_torch(torch):
+    """The SDPA_KERNELS row of a torch version ('2.9.1+rocm6.4', '2.9'), or None for torch without AOTriton (< 2.3).
+
+    Newer torch than the last row gets the last row. Raises ValueError for a string that is no version.
+    """
+    parts = str(torch or "").strip().split("+", 1)[0].split(".")
+    minor = "".join(c for c in parts[1] if c.isdigit()) if len(parts) > 1 else ""  # '2.6.0a0', '2.10'
+    if not parts[0].isdigit() or not minor or not parts[1].startswith(minor):
+        raise ValueError("torch version %r is not of the form X.Y[.Z]" % (torch,))
+    key = (int(parts[0]), int(minor))
+    if key < _version_key(SDPA_KERNELS_BEFORE):
+        return None
+    rows = [row for row in SDPA_KERNELS if _version_key(row["torch"]) <= key]
+    row = dict(rows[-1])
+    row["source"] = "; ".join(SOURCES[name] for name in row["sources"])
+    return row
 
 
 # ---------------------------------------------------------------------------------------------

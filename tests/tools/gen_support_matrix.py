@@ -74,6 +74,24 @@ def render_readme(readme):
     return head + README_START + "\n" + "\n".join(table_lines()) + "\n" + README_END + tail
 
 
+def sdpa_lines(sm):
+    """The SDPA kernel per torch line (which targets run AOTriton, which only as experimental)."""
+    env = " ".join("`%s=%s`" % item for item in sorted(sm.AOTRITON_EXPERIMENTAL_ENV.items()))
+    out = ["## PyTorch SDPA kernel on ROCm", "",
+           "Which kernel `scaled_dot_product_attention` runs (LLaMA-Factory `flash_attn: sdpa`): AOTriton flash / "
+           "memory-efficient (no score matrix) for the native targets, for the experimental ones only with %s "
+           "(`radeonlab.llm.llamafactory` sets it unless `llamafactory_aotriton_experimental: false`), the math "
+           "kernel (keeps the seq x seq scores, sized as such by the LoRA runner) everywhere else. torch < %s ships "
+           "no AOTriton. Targets are the ones whose kernels run (an overridden GPU counts as the target it borrows)."
+           % (env, sm.SDPA_KERNELS_BEFORE), "",
+           "| torch | AOTriton | native | experimental | verified | notes |", "|---|---|---|---|---|---|"]
+    for row in sm.SDPA_KERNELS:
+        out.append("| %s%s | %s | %s | %s | %s | %s |" % (
+            row["torch"], "+" if row is sm.SDPA_KERNELS[-1] else "", row["aotriton"], ", ".join(row["native"]),
+            ", ".join(row["experimental"]) or "-", "yes" if row["verified"] else "UNVERIFIED", row["notes"]))
+    return out + ["", sm.SDPA_NOTES, ""]
+
+
 def render():
     gfx, sm = _import()
     lines = sm.RELEASE_LINES
@@ -143,6 +161,7 @@ def render():
     out.append("")
     out.append(sm.TORCH_NOTES)
     out.append("")
+    out.extend(sdpa_lines(sm))
     out.append("## Sources")
     out.append("")
     for key in sorted(sm.SOURCES):

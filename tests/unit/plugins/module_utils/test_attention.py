@@ -73,7 +73,7 @@ def test_policy_table(gpus, flash_attn, requested, torch, backend, env, fragment
     assert fragment in result["reason"], result["reason"]
     assert result["fallback"] is fallback, result
     assert result["requested"] == requested.lower()
-    assert set(result) == {"backend", "requested", "reason", "env", "gpus", "fallback"}
+    assert set(result) == {"backend", "requested", "reason", "env", "gpus", "fallback", "sdpa_kernel", "sdpa_reason"}
 
 
 def test_table_is_large_enough():
