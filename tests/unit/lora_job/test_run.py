@@ -285,3 +285,18 @@ def test_check_refuses_with_numbers(tiny_job, tmp_path, capsys):
     job = {**tiny_job, "model": "Qwen/Qwen2.5-7B", "model_config": QWEN25_7B, "cutoff_len": 2048, "gpu": {"vram_kb": 16760832}}
     rc, result = _check(job, tmp_path, capsys)
     assert rc == runner.EXIT_REFUSED and result["refused"] is True and "GiB" in result["message"]
+
+
+def test_spec_sdpa_kernel_sizes_the_plan(tiny_job):
+    """The llamafactory role's sdpa_kernel reaches the plan; a spec without it plans sdpa as flash (as before)."""
+    from radeonlab_lora.modelshape import ModelShape
+    from radeonlab_lora.sizing import Device
+
+    shape, device = ModelShape.from_config(QWEN25_7B), Device(48 * 2**20)
+    base = {**tiny_job, "attention": "sdpa", "cutoff_len": 2048}
+    old = runner.make_plan(jobspec.normalize(base), shape, device)
+    flash = runner.make_plan(jobspec.normalize({**base, "sdpa_kernel": "flash"}), shape, device)
+    math_ = runner.make_plan(jobspec.normalize({**base, "sdpa_kernel": "math"}), shape, device)
+    assert old.as_dict() == flash.as_dict()
+    assert (flash.attention_memory, flash.gradient_checkpointing) == ("sdpa", False)
+    assert (math_.attention_memory, math_.gradient_checkpointing) == ("math", True)

@@ -27,6 +27,9 @@ LLAMAFACTORY_H200 = [
     (QWEN25_7B, "sdpa", 1024, 8, False, 79.67),
     (QWEN25_7B, "eager", 2048, 1, False, 49.45),
     (QWEN25_7B, "eager", 2048, 1, True, 18.38),
+    # sdpa with only the math kernel (BENCH_SDPA=math: what ROCm runs where AOTriton has no kernels for the GPU)
+    (QWEN25_7B, "math", 2048, 1, False, 44.47),
+    (QWEN25_7B, "math", 2048, 1, True, 18.37),
     (QWEN25_15B, "sdpa", 2048, 1, False, 12.51),
     (QWEN25_05B, "sdpa", 1024, 2, False, 7.40),
     (QWEN25_05B, "sdpa", 2048, 1, False, 7.40),
@@ -40,8 +43,8 @@ LLAMAFACTORY_H200 = [
 @pytest.mark.parametrize("config, attention, seq, batch, ckpt, measured", LLAMAFACTORY_H200)
 def test_model_reproduces_llamafactory_h200(config, attention, seq, batch, ckpt, measured):
     """Never under the measured peak, at most 10 % over it (13 % for the checkpointed 0.5 B row, the logits-bound one)."""
-    backend = "disabled" if attention == "eager" else attention
-    total = estimate(ModelShape.from_config(config), seq, Setting("bf16", ckpt, batch), backend).total_gib
+    backend, kernel = {"eager": ("disabled", "flash"), "math": ("sdpa", "math")}.get(attention, (attention, "flash"))
+    total = estimate(ModelShape.from_config(config), seq, Setting("bf16", ckpt, batch), backend, sdpa_kernel=kernel).total_gib
     ceiling = 0.13 if (config is QWEN25_05B and ckpt) else 0.10
     assert 0.0 <= total / measured - 1 <= ceiling, f"{total:.2f} GiB vs measured {measured}"
     if config is QWEN25_7B:
@@ -287,3 +290,35 @@ def test_probe_device_reads_sysfs(tmp_path):
     facts = probe_device(str(tmp_path))
     assert facts == {"gpus": [{"type": "GPU", "vram_kb": 16 * 2**20, "name": "card0"}], "ram_kb": 65536000}
     assert probe_device(str(tmp_path / "nothing")) == {"gpus": []}
+
+
+# The SDPA kernel (llamafactory_facts.attention.sdpa_kernel -> the job spec's sdpa_kernel) changes only sdpa's sizing.
+@pytest.mark.parametrize("attention, kernel, kind", [
+    ("sdpa", "flash", "sdpa"), ("sdpa", "math", "math"), ("fa2", "math", "sdpa"), ("fa2", "flash", "sdpa"),
+    ("disabled", "math", "eager"), ("auto", "flash", "eager"),
+])
+def test_memory_kind_by_kernel(attention, kernel, kind):
+    assert sizing.memory_kind(attention, kernel) == kind
+
+
+def test_math_kernel_sits_between_flash_and_eager():
+    setting = Setting("bf16", False, 1)
+    flash, math_, eager = (estimate(Q7, 2048, setting, a, sdpa_kernel=k).total_gib
+                           for a, k in (("sdpa", "flash"), ("sdpa", "math"), ("disabled", "flash")))
+    assert flash < math_ < eager
+    assert 44.47 <= math_ <= 44.47 * 1.10  # the measured math-kernel peak, within the model's +10 %
+    assert estimate(Q7, 2048, setting, "sdpa").total_gib == flash  # no sdpa_kernel: flash, as before
+
+
+def test_math_kernel_plan_checkpoints_where_flash_does_not():
+    """7 B at s 2048 on a 48 GB card: flash sdpa trains without checkpointing, the math kernel cannot (44.5 GiB peak)."""
+    device = Device(48 * 2**20)
+    flash = plan_job(Q7, cutoff_len=2048, attention="sdpa", device=device, effective_batch=1)
+    math_ = plan_job(Q7, cutoff_len=2048, attention="sdpa", device=device, effective_batch=1, sdpa_kernel="math")
+    assert flash.gradient_checkpointing is False and flash.attention_memory == "sdpa"
+    assert math_.gradient_checkpointing is True and math_.attention_memory == "math"
+
+
+def test_unknown_sdpa_kernel_is_refused():
+    with pytest.raises(SizingError, match="sdpa_kernel"):
+        plan_job(Q05, cutoff_len=512, attention="sdpa", device=Device(RX6600_8G), sdpa_kernel="cudnn")

@@ -16,6 +16,16 @@ def test_defaults_filled():
     spec = normalize(MINIMAL)
     assert spec["lora"] == {"rank": 8, "alpha": 16, "target": "all", "dropout": 0.0}
     assert (spec["cutoff_len"], spec["effective_batch_size"], spec["attention"], spec["allow_qlora"]) == (1024, 8, "auto", True)
+    assert spec["sdpa_kernel"] == "flash"  # an old spec without the key: sdpa sized as AOTriton flash
+
+
+@pytest.mark.parametrize("value, ok", [("flash", True), ("math", True), ("cudnn", False), (None, False)])
+def test_sdpa_kernel_choices(value, ok):
+    if ok:
+        assert normalize({**MINIMAL, "sdpa_kernel": value})["sdpa_kernel"] == value
+    else:
+        with pytest.raises(SpecError, match="sdpa_kernel must be one of"):
+            normalize({**MINIMAL, "sdpa_kernel": value})
 
 
 def test_aliases_and_partial_lora():

@@ -116,6 +116,7 @@ def make_plan(spec: dict, shape: ModelShape, device: sizing.Device, attention: s
         effective_batch=spec["effective_batch_size"],
         lora_rank=spec["lora"]["rank"],
         allow_qlora=spec["allow_qlora"],
+        sdpa_kernel=spec["sdpa_kernel"],
     )
 
 

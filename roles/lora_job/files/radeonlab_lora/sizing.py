@@ -18,10 +18,12 @@ vocabulary, ``H`` attention heads, ``N`` parameters, ``P_lora`` trainable LoRA p
                                                                  1/64 B + 4/(64*256) B); embeddings, lm_head, norms bf16
     logits       = 14.25 V  bytes per token                     (bf16 logits 2, fp32 upcast 4, log-softmax 4, grad 4)
     layer_act    = 24 h + 8.1 i  bytes per token per layer      (everything one layer saves for backward)
-    eager_scores = 6.5 H s^2  bytes per sample per layer        (eager attention only; sdpa/fa2: none)
+    scores       = 6.5 H s^2  bytes per sample per layer        eager attention
+                 = 4.5 H s^2                                    sdpa served by PyTorch's math kernel (ROCm without
+                                                                 AOTriton kernels for the GPU); flash sdpa/fa2: none
 
-    no checkpointing:  fixed + b s (logits + L layer_act) + [eager] b L eager_scores
-    checkpointing:     fixed + b s 2 h L + max(b s logits, b s layer_act + [eager] b eager_scores)
+    no checkpointing:  fixed + b s (logits + L layer_act) + b L scores
+    checkpointing:     fixed + b s 2 h L + max(b s logits, b s layer_act + b scores)
 
 Calibration: LLaMA-Factory 0.9.5 run by this package (``run``: the peak its launch wrapper records) and
 ``llamafactory-cli train`` on the same rendered YAML, on an NVIDIA H200 (torch 2.11.0+cu130, transformers
@@ -32,6 +34,8 @@ peak (``test_model_reproduces_llamafactory_h200`` pins every row)::
     7.62 B  sdpa   s 2048 b1 ckpt 18.44 (+3.0 %)   s 1024 b2 ckpt 18.44 (+3.0 %)   s 2048 b1 ckpt 18.37 (+3.4 %)
             sdpa   s 2048 b1 30.80 (+2.0 %)        s 2048 b4 79.75 (+3.0 %)        s 1024 b8 79.67 (+3.1 %)
             eager  s 2048 b1 49.45 (+3.8 %)        s 2048 b1 ckpt 18.38 (+3.4 %)
+            math   s 2048 b1 44.47 (+1.6 %)        s 2048 b1 ckpt 18.38 (+3.4 %)
+                   (sdpa forced onto PyTorch's math kernel, as on a GPU AOTriton has no kernels for)
     QLoRA (bitsandbytes 0.50.2, NF4, double quantisation; issue 19, same stack):
     7.62 B  s 1024 b2 ckpt 9.43 (+5.8 %)   s 2048 b1 ckpt 9.44 (+5.7 %)   s 1024 b1 ckpt 7.49 (+3.1 %)
             s 1792 b1 ckpt 8.95 (+5.3 %)   s 1024 b1 12.97 (+7.4 %)      s 1024 b2 ckpt paged 9.34 (+5.2 %)
@@ -86,10 +90,11 @@ Limits
   (NF4 + double-quantised absmax); the measured 7 B peak is the bf16 peak minus exactly the weights saved
   (9.43 = 18.44 - 14.18 + 5.17 GiB), so activations are sized as for bf16; CDNA's default block of 128
   needs a little less (sized as 64). The paged optimiser is derived, not measured on ROCm.
-- ``sdpa`` is sized as a memory-efficient kernel (no score matrix). Where SDPA falls back to its math
-  kernel (ROCm without AOTriton kernels for the GPU), a 7 B step at s = 2048 without checkpointing peaked
-  at 44.5 GiB against the model's 31.4 (-29 %); with checkpointing all three kernels peaked at 18.4 GiB.
-  Such a GPU must be sized as ``auto``/``disabled`` (eager: 51.3), which over-estimates the math kernel.
+- ``sdpa`` is sized by the kernel that serves it (``sdpa_kernel``, the llamafactory role's decision from
+  support_matrix.SDPA_KERNELS): ``flash`` (AOTriton flash / memory-efficient, the default, no score matrix)
+  or ``math``. The math constant (4.5 B per score, between flash's 0 and eager's 6.5) is fitted on the one
+  measured math row (7 B, s = 2048, b 1: 44.47 GiB, where flash sizing would say 31.4, -29 %); other shapes
+  follow the H s^2 scaling of the eager term. With checkpointing all three kernels peaked at 18.4 GiB.
 - The ``auto`` attention backend is sized as eager (it is whatever transformers picks); ``fa2``/``fa3``
   as sdpa. Checkpointing makes the difference negligible up to s = 2048.
 - Dense decoder-only models; MoE is rough (see ``modelshape``). Vision towers, packing and very long
@@ -115,6 +120,7 @@ CKPT_BYTES_PER_HIDDEN = 2.0
 LAYER_BYTES_PER_HIDDEN = 24.0
 LAYER_BYTES_PER_INTERMEDIATE = 8.1
 EAGER_BYTES_PER_SCORE = 6.5
+MATH_BYTES_PER_SCORE = 4.5  # SDPA's math kernel: fitted on 44.47 GiB (7 B, s 2048, b 1, no checkpointing, H200)
 LORA_STATE_BYTES_PER_PARAM = 16.0
 PAGED_LORA_STATE_BYTES_PER_PARAM = 8.0  # fp32 LoRA weight + grad; Adam m, v paged
 QLORA_BLOCKSIZE = 64  # bitsandbytes' 4-bit block on CUDA and RDNA (warp 32); CDNA defaults to 128 (smaller absmax)
@@ -126,6 +132,9 @@ MAX_BATCH = 32
 
 # Which memory behaviour an LLaMA-Factory ``flash_attn`` value has.
 ATTENTION_MEMORY = {"sdpa": "sdpa", "fa2": "sdpa", "fa3": "sdpa", "auto": "eager", "disabled": "eager", "eager": "eager"}
+# Which kernel serves ``sdpa`` (the llamafactory role's ``sdpa_kernel``); ``flash`` when a job spec does not say.
+SDPA_KERNELS = ("flash", "math")
+SCORE_BYTES = {"sdpa": 0.0, "math": MATH_BYTES_PER_SCORE, "eager": EAGER_BYTES_PER_SCORE}
 
 
 class SizingError(ValueError):
@@ -216,18 +225,23 @@ class Plan:
         return asdict(self)
 
 
-def memory_kind(attention: str) -> str:
+def memory_kind(attention: str, sdpa_kernel: str = "flash") -> str:
+    """sdpa (no score matrix), math (sdpa on PyTorch's math kernel) or eager."""
+    if sdpa_kernel not in SDPA_KERNELS:
+        raise SizingError(f"unknown sdpa_kernel {sdpa_kernel!r}; expected one of {list(SDPA_KERNELS)}")
     try:
-        return ATTENTION_MEMORY[attention]
+        kind = ATTENTION_MEMORY[attention]
     except KeyError:
         raise SizingError(f"unknown attention backend {attention!r}; expected one of {sorted(ATTENTION_MEMORY)}") from None
+    return "math" if attention == "sdpa" and sdpa_kernel == "math" else kind
 
 
-def estimate(shape: ModelShape, seq: int, setting: Setting, attention: str, lora_rank: int = 8) -> Estimate:
+def estimate(shape: ModelShape, seq: int, setting: Setting, attention: str, lora_rank: int = 8,
+             sdpa_kernel: str = "flash") -> Estimate:
     """Peak memory of one LoRA training step (see the module docstring for the formula)."""
     if seq <= 0 or setting.batch <= 0:
         raise SizingError("cutoff_len and batch must be positive")
-    eager = memory_kind(attention) == "eager"
+    score_bytes = SCORE_BYTES[memory_kind(attention, sdpa_kernel)]
     if setting.precision == "qlora4":
         quantised = quantised_params(shape)
         weights = quantised * QLORA_BYTES_PER_PARAM + (shape.params - quantised) * 2.0
@@ -241,7 +255,7 @@ def estimate(shape: ModelShape, seq: int, setting: Setting, attention: str, lora
     tokens = setting.batch * seq
     logits = LOGITS_BYTES_PER_VOCAB * shape.vocab
     layer_act = LAYER_BYTES_PER_HIDDEN * shape.hidden + LAYER_BYTES_PER_INTERMEDIATE * shape.intermediate
-    scores_per_layer = EAGER_BYTES_PER_SCORE * shape.heads * seq * seq * setting.batch if eager else 0.0
+    scores_per_layer = score_bytes * shape.heads * seq * seq * setting.batch
     if setting.gradient_checkpointing:
         stored = tokens * CKPT_BYTES_PER_HIDDEN * shape.hidden * shape.layers
         activations = stored + max(tokens * logits, tokens * layer_act + scores_per_layer)
@@ -301,11 +315,12 @@ def _largest_fitting(low: int, high: int, fits) -> int | None:
     return low
 
 
-def _alternatives(shape: ModelShape, seq: int, attention: str, rank: int, device: Device, allow_qlora: bool) -> dict:
+def _alternatives(shape: ModelShape, seq: int, attention: str, rank: int, device: Device, allow_qlora: bool,
+                  sdpa_kernel: str = "flash") -> dict:
     """What would fit this GPU when the job as asked does not (QLoRA in its smallest setting, shorter cutoff, smaller model)."""
     reserve = device.reserve_gib
     alternatives: dict = {}
-    qlora = estimate(shape, seq, Setting("qlora4", True, 1, paged_optimizer=True), attention, rank)
+    qlora = estimate(shape, seq, Setting("qlora4", True, 1, paged_optimizer=True), attention, rank, sdpa_kernel)
     alternatives["qlora4"] = {
         "needed_gib": round(qlora.needed_gib(reserve), 2),
         "fits": _fits(qlora, device),
@@ -315,12 +330,12 @@ def _alternatives(shape: ModelShape, seq: int, attention: str, rank: int, device
     }
     qlora_ok = allow_qlora and device.bitsandbytes_ok
     smallest = Setting("qlora4", True, 1, paged_optimizer=True) if qlora_ok else Setting("bf16", True, 1)
-    longest = _largest_fitting(1, max(1, seq // 128), lambda k: _fits(estimate(shape, k * 128, smallest, attention, rank), device))
+    longest = _largest_fitting(1, max(1, seq // 128), lambda k: _fits(estimate(shape, k * 128, smallest, attention, rank, sdpa_kernel), device))
     alternatives["max_cutoff_len"] = longest * 128 if longest else None
     bf16_ckpt = Setting("bf16", True, 1)
 
     def model_fits(tenths: int) -> bool:
-        return _fits(estimate(ModelShape.from_params(tenths / 10, shape.vocab), seq, bf16_ckpt, attention, rank), device)
+        return _fits(estimate(ModelShape.from_params(tenths / 10, shape.vocab), seq, bf16_ckpt, attention, rank, sdpa_kernel), device)
 
     largest = _largest_fitting(1, max(1, int(shape.params_b * 10)), model_fits)
     alternatives["max_model_params_b_bf16"] = largest / 10 if largest else None
@@ -356,8 +371,11 @@ def _refusal_message(shape, seq, device, smallest: Estimate, alternatives: dict)
 
 
 def plan_job(shape: ModelShape, *, cutoff_len: int, attention: str, device: Device, effective_batch: int = 8,
-             lora_rank: int = 8, allow_qlora: bool = False) -> Plan:
-    """Choose the fastest setting that fits, or refuse with the numbers. Never plans a run the model says will OOM."""
+             lora_rank: int = 8, allow_qlora: bool = False, sdpa_kernel: str = "flash") -> Plan:
+    """Choose the fastest setting that fits, or refuse with the numbers. Never plans a run the model says will OOM.
+
+    ``sdpa_kernel`` (flash | math) says which kernel serves ``attention="sdpa"``; other backends ignore it.
+    """
     if effective_batch <= 0:
         raise SizingError("effective_batch must be positive")
     qlora_ok = allow_qlora and device.bitsandbytes_ok
@@ -368,7 +386,7 @@ def plan_job(shape: ModelShape, *, cutoff_len: int, attention: str, device: Devi
         shape_source=shape.source,
         cutoff_len=cutoff_len,
         attention=attention,
-        attention_memory=memory_kind(attention),
+        attention_memory=memory_kind(attention, sdpa_kernel),
         effective_batch_target=effective_batch,
     )
     reserve = device.reserve_gib if device.is_gpu else 0.0
@@ -379,7 +397,7 @@ def plan_job(shape: ModelShape, *, cutoff_len: int, attention: str, device: Devi
         plan.available_gib = round(capacity - reserve, 2)
 
     for setting in candidate_settings(device, effective_batch, qlora_ok):
-        est = estimate(shape, cutoff_len, setting, attention, lora_rank)
+        est = estimate(shape, cutoff_len, setting, attention, lora_rank, sdpa_kernel)
         if _fits(est, device):
             plan.decision = "train"
             plan.precision = setting.precision
@@ -401,7 +419,7 @@ def plan_job(shape: ModelShape, *, cutoff_len: int, attention: str, device: Devi
             return plan
 
     if not device.is_gpu:
-        smallest = estimate(shape, cutoff_len, Setting("fp32", False, 1), attention, lora_rank)
+        smallest = estimate(shape, cutoff_len, Setting("fp32", False, 1), attention, lora_rank, sdpa_kernel)
         plan.needed_gib = round(smallest.needed_gib(0.0), 2)
         plan.estimate_gib = smallest.as_dict(0.0)
         plan.message = (
@@ -410,10 +428,10 @@ def plan_job(shape: ModelShape, *, cutoff_len: int, attention: str, device: Devi
         )
         return plan
 
-    smallest = estimate(shape, cutoff_len, Setting("bf16", True, 1), attention, lora_rank)
+    smallest = estimate(shape, cutoff_len, Setting("bf16", True, 1), attention, lora_rank, sdpa_kernel)
     plan.needed_gib = round(smallest.needed_gib(reserve), 2)
     plan.estimate_gib = smallest.as_dict(reserve)
-    plan.alternatives = _alternatives(shape, cutoff_len, attention, lora_rank, device, allow_qlora)
+    plan.alternatives = _alternatives(shape, cutoff_len, attention, lora_rank, device, allow_qlora, sdpa_kernel)
     plan.message = _refusal_message(shape, cutoff_len, device, smallest, plan.alternatives)
     return plan
 

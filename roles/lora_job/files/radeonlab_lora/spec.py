@@ -19,6 +19,8 @@ Example (every key but model, template, dataset and output_dir is optional)::
       "logging_steps": 10, "save_steps": 100, "seed": 42,
       "effective_batch_size": 8,                   # per_device batch x accumulation target
       "attention": "sdpa",                         # the llamafactory role's choice: auto | disabled | sdpa | fa2
+      "sdpa_kernel": "flash",                      # which kernel serves sdpa (llamafactory_facts.attention.sdpa_kernel):
+                                                   # flash (AOTriton, the default) | math (sized with the score matrix)
       "allow_qlora": true,                         # the job may fall back to 4-bit QLoRA (only where the GPU facts' bitsandbytes probe passed)
       "device": "auto",                            # auto: the GPUs of the facts when there are any | gpu: refuse without one | cpu
       "torch_without_hip": false,                  # the lab's switch: torch has no HIP here, so GPU facts + a torch that sees
@@ -36,6 +38,7 @@ import json
 import os
 
 ATTENTION_CHOICES = ("auto", "disabled", "sdpa", "fa2")
+SDPA_KERNEL_CHOICES = ("flash", "math")
 DEVICE_CHOICES = ("auto", "gpu", "cpu")
 DATASET_SOURCES = ("file", "hf_hub_url", "ms_hub_url")
 ALPACA_COLUMNS = {"prompt": "instruction", "query": "input", "response": "output", "system": "system", "history": "history"}
@@ -55,6 +58,7 @@ DEFAULTS: dict = {
     "seed": 42,
     "effective_batch_size": 8,
     "attention": "auto",
+    "sdpa_kernel": "flash",
     "allow_qlora": True,
     "device": "auto",
     "torch_without_hip": False,
@@ -110,6 +114,8 @@ def normalize(raw: dict) -> dict:
         problems.append(f"unknown keys {unknown} (LLaMA-Factory arguments go into extra_args)")
     if spec["attention"] not in ATTENTION_CHOICES:
         problems.append(f"attention must be one of {list(ATTENTION_CHOICES)}, got {spec['attention']!r}")
+    if spec["sdpa_kernel"] not in SDPA_KERNEL_CHOICES:
+        problems.append(f"sdpa_kernel must be one of {list(SDPA_KERNEL_CHOICES)}, got {spec['sdpa_kernel']!r}")
     if spec["device"] not in DEVICE_CHOICES:
         problems.append(f"device must be one of {list(DEVICE_CHOICES)}, got {spec['device']!r}")
     if not isinstance(spec["torch_without_hip"], bool):
