@@ -14,10 +14,11 @@ from ansible_collections.radeonlab.llm.plugins.module_utils.attention import (
 )
 
 
-def attention_backend_filter(gpus, flash_attn=None, requested="auto", torch_version=None, env=None):
-    """LLaMA-Factory flash_attn value, its reason and the environment it needs."""
+def attention_backend_filter(gpus, flash_attn=None, requested="auto", torch_version=None, env=None, aotriton_experimental=True):
+    """LLaMA-Factory flash_attn value, its reason, the SDPA kernel and the environment it needs."""
     try:
-        return attention_backend(gpus, flash_attn=flash_attn, requested=requested, torch_version=torch_version, env=env)
+        return attention_backend(gpus, flash_attn=flash_attn, requested=requested, torch_version=torch_version, env=env,
+                                 aotriton_experimental=aotriton_experimental)
     except AttentionPolicyError as exc:
         raise AnsibleFilterError("radeonlab.llm.attention_backend: %s" % exc)
 

@@ -29,6 +29,8 @@ def test_filter_names():
     (([{"name": "gfx1031", "override": "10.3.0", "visible": True}],), "sdpa", {}),
     (([],), "sdpa", {}),
     ((["gfx942"], None, "disabled"), "disabled", {}),
+    ((["gfx1100"], None, "auto", "2.9.1+rocm6.4"), "sdpa", {"TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL": "1"}),
+    ((["gfx1100"], None, "auto", "2.9.1+rocm6.4", None, False), "sdpa", {}),
 ])
 def test_filter_applies_the_policy(args, backend, env):
     result = FILTERS["attention_backend"](*args)
@@ -52,7 +54,7 @@ def test_sidecar_documents_the_filter():
         doc = yaml.safe_load(handle)
     assert doc["DOCUMENTATION"]["name"] == "attention_backend"
     options = doc["DOCUMENTATION"]["options"]
-    assert set(options) == {"_input", "flash_attn", "requested", "torch_version", "env"}
+    assert set(options) == {"_input", "flash_attn", "requested", "torch_version", "env", "aotriton_experimental"}
     assert options["requested"]["choices"] == ["auto", "disabled", "sdpa", "fa2"]
-    assert doc["DOCUMENTATION"]["positional"] == "_input, flash_attn, requested, torch_version, env"
+    assert doc["DOCUMENTATION"]["positional"] == "_input, flash_attn, requested, torch_version, env, aotriton_experimental"
     assert "_value" in doc["RETURN"]
