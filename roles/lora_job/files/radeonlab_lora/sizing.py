@@ -34,7 +34,7 @@ peak (``test_model_reproduces_llamafactory_h200`` pins every row)::
     7.62 B  sdpa   s 2048 b1 ckpt 18.44 (+3.0 %)   s 1024 b2 ckpt 18.44 (+3.0 %)   s 2048 b1 ckpt 18.37 (+3.4 %)
             sdpa   s 2048 b1 30.80 (+2.0 %)        s 2048 b4 79.75 (+3.0 %)        s 1024 b8 79.67 (+3.1 %)
             eager  s 2048 b1 49.45 (+3.8 %)        s 2048 b1 ckpt 18.38 (+3.4 %)
-            math   s 2048 b1 44.47 (+1.6 %)        s 2048 b1 ckpt 18.38 (+3.4 %)
+            math   s 2048 b1 44.47 (+1.6 %)        s 2048 b1 ckpt 18.37 (+3.4 %)
                    (sdpa forced onto PyTorch's math kernel, as on a GPU AOTriton has no kernels for)
     QLoRA (bitsandbytes 0.50.2, NF4, double quantisation; issue 19, same stack):
     7.62 B  s 1024 b2 ckpt 9.43 (+5.8 %)   s 2048 b1 ckpt 9.44 (+5.7 %)   s 1024 b1 ckpt 7.49 (+3.1 %)
