@@ -203,6 +203,10 @@ def sdpa_kernel(targets, torch_version, experimental=True):
     if missing:
         return _kernel("math", "%s has no AOTriton SDPA kernels for %s: math kernel (keeps the score matrix)"
                        % (line, ", ".join(missing)))
+    unsafe = [t for t in targets if t in row.get("unsafe", ())]
+    if unsafe:
+        return _kernel("math", "%s: AOTriton SDPA for %s is experimental because its kernels give wrong results on this "
+                       "line (experimental switch not set): math kernel" % (line, ", ".join(unsafe)))
     trial = [t for t in targets if t in row["experimental"]]
     if not trial:
         return _kernel("flash", "%s: AOTriton flash/memory-efficient SDPA for %s" % (line, ", ".join(targets)))

@@ -15,7 +15,7 @@ Bump ``MATRIX_VERSION`` whenever any entry changes.
 
 from __future__ import annotations
 
-MATRIX_VERSION = "2026.12.2"
+MATRIX_VERSION = "2026.12.3"
 
 # ---------------------------------------------------------------------------------------------
 # Sources (short keys used by the entries below)
@@ -104,6 +104,12 @@ SOURCES = {
     "sdpa_011": (
         "https://github.com/pytorch/pytorch/pull/161754 (AOTriton 0.11b): 'gfx1100 target (Radeon RX 7000 Series) is moved "
         "back to experimental status'; aotriton.cmake downloads image packs per PYTORCH_ROCM_ARCH"
+    ),
+    "sdpa_011_nan": (
+        "https://github.com/ROCm/aotriton/pull/123 (Finalize 0.11b, CAVEAT): 'recent Triton compiler breaks the code "
+        "generation on gfx1100 (Navi31/7900XT) GPUs, and causes massive accuracy problems and even NaNs. gfx1100 is moved "
+        "backed to experimental in this release. For Navi3x users, it is recommended to keep using 0.10b series.'; fixed "
+        "in 0.11.1b (ROCm/aotriton#139, 'Move Navi31 Out of Experimental')"
     ),
     "sdpa_0111": (
         "https://github.com/ROCm/aotriton/pull/139 (0.11.1b: 'Move Navi31 Out of Experimental', gfx1103 added); PyTorch bump "
@@ -467,8 +473,11 @@ SDPA_KERNELS = (
      "notes": "gfx1150/gfx1151/gfx1200 are listed experimental but 0.10b's classifier does not know them: math."},
     {"torch": "2.9", "aotriton": "0.11b", "native": ("gfx90a", "gfx942", "gfx950", "gfx1201"),
      "experimental": ("gfx1100", "gfx1101", "gfx1102", "gfx1150", "gfx1151", "gfx1200"),
-     "verified": True, "sources": ("aotriton_matrix", "aotriton_src", "sdpa_011"),
-     "notes": "gfx1100 back to experimental (Triton code generation gave NaNs on Navi31 without the alternative wheel)."},
+     "unsafe": ("gfx1100",),
+     "verified": True, "sources": ("aotriton_matrix", "aotriton_src", "sdpa_011", "sdpa_011_nan"),
+     "notes": "gfx1100 back to experimental because its kernels are wrong: AOTriton's 0.11b notes report 'massive accuracy "
+              "problems and even NaNs' on gfx1100 and advise Navi3x users to stay on 0.10b, so the experimental switch is "
+              "not set for it on this line (math kernel)."},
     {"torch": "2.10", "aotriton": "0.11.1b", "native": ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1201"),
      "experimental": ("gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1200"),
      "verified": False, "sources": ("aotriton_src", "sdpa_0111"),

@@ -23,7 +23,8 @@ Phases (one per line in a plan file, ``#`` comments; or ``--phase`` repeated):
                                           assumed: without this phase the facts say false and the plan cannot pick QLoRA)
     assets:SHAPE                          data + tokenizer (once) and a random-weight model (tiny | 0.5b | 1.5b | 7b | 14b)
     job:SHAPE:SEQ:CARD[:SUFFIX]           python -m radeonlab_lora check, then run when the plan accepts (SUFFIX: a repeat
-                                          with its own output_dir)
+                                          with its own output_dir; a SUFFIX starting with ``math``: SDPA restricted to
+                                          its math kernel in the trainer and ``MATH_KERNEL_SPEC`` in the job spec)
     check:SHAPE:SEQ:CARD                  the check only
     direct:SHAPE:SEQ:CARD[:SUFFIX]        llamafactory-cli train on that job's rendered YAML (attempt-1.yaml after the job
                                           ran, else radeonlab_lora render's train.yaml), same cap
@@ -58,6 +59,9 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 RUNNER_HOME = os.path.join(REPO, "roles", "lora_job", "files")
 SITE = os.path.join(HERE, "site")
 GIB_KIB = 1 << 20
+# A job whose SDPA runs its math kernel (a ``job:…:math`` phase): the spec field the llamafactory role's attention
+# fact feeds the runner, so that the plan sizes the seq² scores the math kernel keeps.
+MATH_KERNEL_SPEC = {"sdpa_kernel": "math"}
 
 # rocminfo's pool size of the cards the emulation is named after (KiB / 2^20 = GiB)
 # RX 6600, RX 6700 XT (shared corpus rocminfo 04: 12 566 528 KB), RX 6800 XT, RX 7900 XTX
@@ -211,6 +215,9 @@ class Bench:
         env = {"BENCH_TAG": f"job-{tag}"}
         if cap:
             env["BENCH_MEM_CAP_GIB"] = str(cap)
+        math_kernel = suffix.startswith("math")
+        if math_kernel:  # what a Radeon target without AOTriton kernels runs: the trainer and the plan both know it
+            env["BENCH_SDPA"] = "math"
         steps = self.steps(shape)
         job = {"name": tag, "model": os.path.join(self.work, f"qwen2-{shape}"), "template": "qwen",
                "dataset": {"name": "bench_alpaca", "file": os.path.join(self.work, "data", "bench_alpaca.json")},
@@ -218,6 +225,8 @@ class Bench:
                "device": "cpu" if self.a.device == "cpu" else "gpu", "effective_batch_size": self.a.eff_batch,
                "max_samples": max(16, steps * self.a.eff_batch), "logging_steps": 1, "save_steps": 100000,
                "extra_args": {"max_steps": steps, "include_num_input_tokens_seen": True}, "env": env}
+        if math_kernel:
+            job.update(MATH_KERNEL_SPEC)
         os.makedirs(os.path.dirname(base), exist_ok=True)
         with open(job_path, "w", encoding="utf-8") as handle:
             json.dump(job, handle, indent=2)

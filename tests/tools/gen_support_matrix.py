@@ -88,7 +88,9 @@ def sdpa_lines(sm):
     for row in sm.SDPA_KERNELS:
         out.append("| %s%s | %s | %s | %s | %s | %s |" % (
             row["torch"], "+" if row is sm.SDPA_KERNELS[-1] else "", row["aotriton"], ", ".join(row["native"]),
-            ", ".join(row["experimental"]) or "-", "yes" if row["verified"] else "UNVERIFIED", row["notes"]))
+            ", ".join("%s (wrong results: never switched on)" % t if t in row.get("unsafe", ()) else t
+                      for t in row["experimental"]) or "-",
+            "yes" if row["verified"] else "UNVERIFIED", row["notes"]))
     return out + ["", sm.SDPA_NOTES, ""]
 
 

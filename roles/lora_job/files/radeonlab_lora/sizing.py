@@ -19,7 +19,7 @@ vocabulary, ``H`` attention heads, ``N`` parameters, ``P_lora`` trainable LoRA p
     logits       = 14.25 V  bytes per token                     (bf16 logits 2, fp32 upcast 4, log-softmax 4, grad 4)
     layer_act    = 24 h + 8.1 i  bytes per token per layer      (everything one layer saves for backward)
     scores       = 6.5 H s^2  bytes per sample per layer        eager attention
-                 = 4.5 H s^2                                    sdpa served by PyTorch's math kernel (ROCm without
+                 = 4.75 H s^2                                   sdpa served by PyTorch's math kernel (ROCm without
                                                                  AOTriton kernels for the GPU); flash sdpa/fa2: none
 
     no checkpointing:  fixed + b s (logits + L layer_act) + b L scores
@@ -34,7 +34,8 @@ peak (``test_model_reproduces_llamafactory_h200`` pins every row)::
     7.62 B  sdpa   s 2048 b1 ckpt 18.44 (+3.0 %)   s 1024 b2 ckpt 18.44 (+3.0 %)   s 2048 b1 ckpt 18.37 (+3.4 %)
             sdpa   s 2048 b1 30.80 (+2.0 %)        s 2048 b4 79.75 (+3.0 %)        s 1024 b8 79.67 (+3.1 %)
             eager  s 2048 b1 49.45 (+3.8 %)        s 2048 b1 ckpt 18.38 (+3.4 %)
-            math   s 2048 b1 44.47 (+1.6 %)        s 2048 b1 ckpt 18.37 (+3.4 %)
+            math   s 2048 b1 44.47 (+3.3 %)        s 2048 b1 ckpt 18.37 (+3.4 %)   s 1024 b1 26.55 (+0.1 %)
+                   s 2048 b4 ckpt 30.12 (+8.1 %)
                    (sdpa forced onto PyTorch's math kernel, as on a GPU AOTriton has no kernels for)
     QLoRA (bitsandbytes 0.50.2, NF4, double quantisation; issue 19, same stack):
     7.62 B  s 1024 b2 ckpt 9.43 (+5.8 %)   s 2048 b1 ckpt 9.44 (+5.7 %)   s 1024 b1 ckpt 7.49 (+3.1 %)
@@ -43,6 +44,7 @@ peak (``test_model_reproduces_llamafactory_h200`` pins every row)::
     1.54 B  sdpa   s 2048 b1 12.51 (+3.8 %)
     0.49 B  sdpa   s 1024 b2 / s 2048 b1 7.40 (+6.8 %)     b4 / b2 13.61 (+8.9 %)
                    s 1024 b8 26.14 (+9.6 %)   s 2048 b8 51.24 (+9.9 %)   s 2048 b1 ckpt 4.62 (+12.5 %)
+            math   s 2048 b1 12.91 (+9.5 %)   s 2048 b2 ckpt 8.19 (+14.9 %)
 
 Only ``layer_act``'s intermediate constant was refitted (12.4 -> 8.1 bytes): with 12.4 every run without
 checkpointing was over-estimated by 16-25 % (LLaMA-Factory saves less per layer than the bare loop the
@@ -92,9 +94,11 @@ Limits
   needs a little less (sized as 64). The paged optimiser is derived, not measured on ROCm.
 - ``sdpa`` is sized by the kernel that serves it (``sdpa_kernel``, the llamafactory role's decision from
   support_matrix.SDPA_KERNELS): ``flash`` (AOTriton flash / memory-efficient, the default, no score matrix)
-  or ``math``. The math constant (4.5 B per score, between flash's 0 and eager's 6.5) is fitted on the one
-  measured math row (7 B, s = 2048, b 1: 44.47 GiB, where flash sizing would say 31.4, -29 %); other shapes
-  follow the H s^2 scaling of the eager term. With checkpointing all three kernels peaked at 18.4 GiB.
+  or ``math``. The math constant (4.75 B per score, between flash's 0 and eager's 6.5) was fitted first on
+  one row (7 B, s = 2048, b 1: 44.47 GiB, where flash sizing would say 31.4, -29 %) as 4.5, then raised to 4.75
+  when the runner's own math-kernel jobs (docs/performance.md, call 5) found 7 B at s = 1024 b 1 0.6 % under
+  its peak with 4.5; every measured math row is now at or over its peak. With checkpointing all three
+  kernels peaked at 18.4 GiB.
 - The ``auto`` attention backend is sized as eager (it is whatever transformers picks); ``fa2``/``fa3``
   as sdpa. Checkpointing makes the difference negligible up to s = 2048.
 - Dense decoder-only models; MoE is rough (see ``modelshape``). Vision towers, packing and very long
@@ -120,7 +124,7 @@ CKPT_BYTES_PER_HIDDEN = 2.0
 LAYER_BYTES_PER_HIDDEN = 24.0
 LAYER_BYTES_PER_INTERMEDIATE = 8.1
 EAGER_BYTES_PER_SCORE = 6.5
-MATH_BYTES_PER_SCORE = 4.5  # SDPA's math kernel: fitted on 44.47 GiB (7 B, s 2048, b 1, no checkpointing, H200)
+MATH_BYTES_PER_SCORE = 4.75  # SDPA math kernel: 7 B s 1024 b 1 no checkpointing 26.55 GiB (+0.1 %), s 2048 44.47 (+3.3 %)
 LORA_STATE_BYTES_PER_PARAM = 16.0
 PAGED_LORA_STATE_BYTES_PER_PARAM = 8.0  # fp32 LoRA weight + grad; Adam m, v paged
 QLORA_BLOCKSIZE = 64  # bitsandbytes' 4-bit block on CUDA and RDNA (warp 32); CDNA defaults to 128 (smaller absmax)

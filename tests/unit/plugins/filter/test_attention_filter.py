@@ -29,8 +29,9 @@ def test_filter_names():
     (([{"name": "gfx1031", "override": "10.3.0", "visible": True}],), "sdpa", {}),
     (([],), "sdpa", {}),
     ((["gfx942"], None, "disabled"), "disabled", {}),
-    ((["gfx1100"], None, "auto", "2.9.1+rocm6.4"), "sdpa", {"TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL": "1"}),
-    ((["gfx1100"], None, "auto", "2.9.1+rocm6.4", None, False), "sdpa", {}),
+    ((["gfx1101"], None, "auto", "2.9.1+rocm6.4"), "sdpa", {"TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL": "1"}),
+    ((["gfx1101"], None, "auto", "2.9.1+rocm6.4", None, False), "sdpa", {}),
+    ((["gfx1100"], None, "auto", "2.9.1+rocm6.4"), "sdpa", {}),  # 0.11b's gfx1100 kernels give wrong results
 ])
 def test_filter_applies_the_policy(args, backend, env):
     result = FILTERS["attention_backend"](*args)
