@@ -3,6 +3,7 @@ import json
 import os
 import pathlib
 import shlex
+import urllib.parse
 
 import pytest
 
@@ -76,7 +77,7 @@ def test_facts_file_records_the_verification(host):
     assert facts["hip"] is None and facts["device_count"] == 0 and facts["devices"] == []
     assert facts["cpu_matmul_ok"] is True and facts["ok"] is True
     assert facts["gpu_required"] is False
-    assert facts["source"] == ("file://%s/" % PUSHED if _pushed(host) else "http://127.0.0.1:8768" + TAG)
+    assert facts["source"] == ("file://%s/index.html" % PUSHED if _pushed(host) else "http://127.0.0.1:8768" + TAG)
     assert facts["python"].startswith("3.11")
 
 
@@ -119,7 +120,13 @@ def test_the_pushed_host_holds_its_wheel_set_and_no_records(host):
     names = listing.stdout.split()
     for name in WANTED:
         assert [n for n in names if n.startswith("%s-%s" % (name, WANTED[name])) and n.endswith(".whl")], names
-    assert all(n.endswith(".whl") for n in names), names  # wheels only: no .radeonlab records or logs
+    # wheels and their link page only: no .radeonlab records or logs
+    assert all(n.endswith(".whl") for n in names if n != "index.html") and "index.html" in names, names
+    # every pushed wheel is linked with the sha256 recorded at download, and its bytes on the host match it
+    page = host.file("%s/index.html" % PUSHED).content_string
+    for name in (n for n in names if n.endswith(".whl")):
+        digest = host.run("sha256sum %s/%s" % (PUSHED, name)).stdout.split()[0]
+        assert "%s#sha256=%s" % (urllib.parse.quote(name), digest) in page, name
     wheel = host.file("%s/%s" % (PUSHED, [n for n in names if n.startswith("torch-")][0]))
     assert wheel.user == "root" and wheel.mode == 0o644
 

@@ -20,18 +20,22 @@ extra indexes or constraints configured download the same thing; everything it n
 explicitly. Its output goes to DIR/.radeonlab/<key>.log while it runs.
 
 Prints one JSON object: {"changed": bool, "sets": [...], "bytes": N, "files": N, "seconds": S}; each set
-lists the file names it consists of ("names", what a push delivers to its hosts).
+lists the file names it consists of ("names", what a push delivers to its hosts) and their recorded
+sha256 ("hashes", the links of the host's --find-links page). A recorded wheel whose bytes changed since
+its download fails the run (before anything is served, pushed or downloaded), naming the file.
 With --check nothing is written; sets that would be downloaded have status "missing".
 """
 import argparse
 import fcntl
 import hashlib
+import html
 import json
 import os
 import re
 import subprocess
 import sys
 import time
+import urllib.parse
 
 STATE = ".radeonlab"
 _LINE = re.compile(r"^\s*(?:Saved|File was already downloaded)\s+(.+?)\s*$")
@@ -63,31 +67,62 @@ def key_of(wheel_set):
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
+_HASHED = {}  # (path, inode, size, mtime) -> sha256, within one run of this script (sets share wheels)
+
+
+def sha256_of(path):
+    """The one hash of the wheelhouse: recorded at download, checked before every use, handed to pip in each link."""
+    info = os.stat(path)
+    key = (path, info.st_ino, info.st_size, info.st_mtime_ns)
+    if key not in _HASHED:
+        _HASHED[key] = _sha256_file(path)
+    return _HASHED[key]
+
+
+def _sha256_file(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def present(directory, stamp):
-    """The recorded files of a set, or None when the record is missing or any file is gone."""
+    """The recorded files of a set, or None when the record is missing, predates the hashes, or a file is gone.
+
+    A recorded file whose bytes no longer match the sha256 recorded at download raises RuntimeError: it is
+    never served, pushed or downloaded over (pip would reuse the changed file as "already downloaded").
+    """
     try:
         with open(stamp, encoding="utf-8") as handle:
             record = json.load(handle)
     except (OSError, ValueError):
         return None
     files = record.get("files") or []
+    if not files or not all(isinstance(e, dict) and e.get("sha256") for e in files):
+        return None
+    gone, changed = False, []
     for entry in files:
         path = os.path.join(directory, entry["name"])
-        try:
-            if os.path.getsize(path) != entry["size"]:
-                return None
-        except OSError:
-            return None
-    return files or None
+        if not os.path.isfile(path) or os.path.islink(path):
+            gone = True
+        elif os.path.getsize(path) != entry["size"] or sha256_of(path) != entry["sha256"]:
+            changed.append(entry["name"])
+    if changed:
+        raise RuntimeError(
+            "wheelhouse %s: tampered wheel refused: %s does not match the sha256 recorded at its download (%s). "
+            "Nothing was served, pushed or installed from it. If you replaced it on purpose, delete it and %s to "
+            "download the set again; otherwise treat the wheelhouse as compromised." % (
+                directory, ", ".join(changed), stamp, stamp))
+    return None if gone else files
 
 
-def sha256_of(path):
-    """Recorded at download: the wheelhouse server hands it to pip, which refuses a wheel changed since."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+def links_page(wheels):
+    """The HTML page pip's --find-links reads: one link per wheel, carrying its recorded sha256 (pip checks it)."""
+    links = ['<a href="%s#sha256=%s">%s</a><br>' % (urllib.parse.quote(name), digest, html.escape(name))
+             for name, digest in sorted(wheels.items())]
+    return "<!DOCTYPE html>\n<html><head><title>radeonlab wheelhouse</title></head><body>\n%s\n</body></html>\n" % (
+        "\n".join(links))
 
 
 def pip_argv(wheel_set, directory):
@@ -172,6 +207,7 @@ def run(directory, sets, check):
                 os.replace(stamp + ".tmp", stamp)
                 result["changed"] = True
             entry["names"] = [f["name"] for f in files or []]
+            entry["hashes"] = {f["name"]: f["sha256"] for f in files or []}
             entry["files"] = len(files or [])
             entry["bytes"] = sum(f["size"] for f in files or [])
             result["files"] += entry["files"]

@@ -19,8 +19,6 @@ Both print one JSON object: {"changed": bool, "pid": N, "urls": [...], "msg": ".
 import argparse
 import datetime
 import glob
-import hashlib
-import html
 import http.server
 import json
 import os
@@ -32,13 +30,16 @@ import threading
 import time
 import urllib.parse
 
+from wheelhouse import links_page  # files/ is sys.path[0]: the page format is wheelhouse.py's
+
 STATE = ".radeonlab"  # wheelhouse.py's state folder
 _WHEEL = re.compile(r"^[A-Za-z0-9_.+!-]+\.whl$")
 _PLAYBOOK = re.compile(r"(^|/)ansible-playbook$")
 
 
 def recorded_wheels(directory):
-    """{name: sha256 or None} of every wheel a completed download recorded."""
+    """{name: sha256} of every wheel a completed download recorded with its hash (a record without one is
+    not served: wheelhouse.py downloads that set again and records the hashes)."""
     wheels = {}
     for stamp in sorted(glob.glob(os.path.join(directory, STATE, "*.json"))):
         try:
@@ -48,32 +49,15 @@ def recorded_wheels(directory):
             continue
         for entry in files:
             name = entry.get("name", "") if isinstance(entry, dict) else ""
-            if _WHEEL.match(name):
-                wheels[name] = entry.get("sha256") or wheels.get(name)
+            if _WHEEL.match(name) and entry.get("sha256"):
+                wheels[name] = entry["sha256"]
     return wheels
 
 
-def sha256_of(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def listing(directory, known_hashes):
-    """The HTML page pip's --find-links reads; wheels without a recorded hash are hashed once here."""
-    links = []
-    for name, digest in sorted(recorded_wheels(directory).items()):
-        path = os.path.join(directory, name)
-        if not os.path.isfile(path) or os.path.islink(path):
-            continue
-        if not digest:
-            key = (name, os.path.getsize(path), os.stat(path).st_mtime_ns)
-            digest = known_hashes.setdefault(key, sha256_of(path))
-        links.append('<a href="%s#sha256=%s">%s</a><br>' % (urllib.parse.quote(name), digest, html.escape(name)))
-    return "<!DOCTYPE html>\n<html><head><title>radeonlab wheelhouse</title></head><body>\n%s\n</body></html>\n" % (
-        "\n".join(links))
+def listing(directory):
+    """The page pip's --find-links reads: the recorded wheels that are plain files, with their recorded sha256."""
+    return links_page({name: digest for name, digest in recorded_wheels(directory).items()
+                       if os.path.isfile(os.path.join(directory, name)) and not os.path.islink(os.path.join(directory, name))})
 
 
 def process_start(pid):
@@ -115,7 +99,6 @@ def playbook_run(pid):
 class Handler(http.server.BaseHTTPRequestHandler):
     directory = "."
     log_path = os.devnull
-    known_hashes = {}
     server_version = "radeonlab-wheelhouse"
     sys_version = ""
     _lock = threading.Lock()
@@ -133,7 +116,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if path == "/" and not send_body:  # "is it up?" (each host asks before installing): no hashing
             self._head(200, "text/html; charset=utf-8", None)
         elif path == "/":
-            body = listing(self.directory, self.known_hashes).encode("utf-8")
+            body = listing(self.directory).encode("utf-8")
             self._head(200, "text/html; charset=utf-8", len(body))
             size = self._write(body, send_body)
         elif _WHEEL.match(name) and name in recorded_wheels(self.directory) and \
@@ -215,8 +198,6 @@ def serve(directory, port, binds, watch):
     os.replace(state_file(directory, port) + ".tmp", state_file(directory, port))
     for server in servers:
         threading.Thread(target=server.serve_forever, daemon=True).start()
-    # wheels recorded before hashes were (older wheelhouses): hash them now, not in pip's first request
-    threading.Thread(target=listing, args=(directory, Handler.known_hashes), daemon=True).start()
     while process_start(watch) == record["watch_started"]:
         time.sleep(1)
     os._exit(0)

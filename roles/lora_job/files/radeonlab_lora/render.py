@@ -75,6 +75,8 @@ def training_config(spec: dict, plan: Plan, *, output_dir: str, dataset_dir: str
         "lora_dropout": float(lora["dropout"]),
         "lora_target": lora["target"],
     }
+    if spec.get("model_revision"):  # a hub model pinned to a commit or tag (in the hash: a new revision trains again)
+        cfg["model_revision"] = spec["model_revision"]
     if plan.precision == "qlora4":  # bitsandbytes NF4, as the plan sized it (a bf16 or CPU config has none of these keys)
         cfg["quantization_bit"] = 4
         cfg["quantization_method"] = "bnb"

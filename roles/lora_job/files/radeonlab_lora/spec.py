@@ -10,6 +10,7 @@ Example (every key but model, template, dataset and output_dir is optional)::
       "model": "/srv/models/tiny-qwen2",           # local directory or hub name ("Qwen/Qwen2.5-0.5B-Instruct")
       "model_params_b": null,                      # billions; needed for a hub model unless model_config is given
       "model_config": null,                        # the model's config.json as a dict (hub models)
+      "model_revision": null,                      # a hub model's revision: 40-hex commit or tag (LLaMA-Factory model_revision)
       "template": "qwen",
       "dataset": {"name": "tiny_alpaca", "file": "/srv/data/tiny_alpaca.json"},
                                                    # or {"name": ..., "hf_hub_url": "org/set"} / {"name": ..., "ms_hub_url": ...}
@@ -36,17 +37,20 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 
 ATTENTION_CHOICES = ("auto", "disabled", "sdpa", "fa2")
 SDPA_KERNEL_CHOICES = ("flash", "math")
 DEVICE_CHOICES = ("auto", "gpu", "cpu")
 DATASET_SOURCES = ("file", "hf_hub_url", "ms_hub_url")
+MODEL_REVISION = re.compile(r"^([0-9a-f]{40}|[A-Za-z0-9][A-Za-z0-9._-]{0,127})$")  # a commit or a tag
 ALPACA_COLUMNS = {"prompt": "instruction", "query": "input", "response": "output", "system": "system", "history": "history"}
 
 DEFAULTS: dict = {
     "name": "lora",
     "model_params_b": None,
     "model_config": None,
+    "model_revision": None,
     "lora": {"rank": 8, "alpha": 16, "target": "all", "dropout": 0.0},
     "cutoff_len": 1024,
     "num_train_epochs": 3.0,
@@ -152,6 +156,11 @@ def normalize(raw: dict) -> dict:
         _positive_number(spec, key, problems)
     if spec["model_params_b"] is not None:
         _positive_number(spec, "model_params_b", problems)
+    revision = spec["model_revision"]
+    if revision is not None and not (isinstance(revision, str) and MODEL_REVISION.match(revision)):
+        problems.append(f"model_revision must be a 40-hex commit or a tag, got {revision!r}")
+    elif revision is not None and str(spec.get("model") or "").startswith("/"):
+        problems.append(f"model_revision pins a hub model; {spec['model']!r} is a local directory")
     if not isinstance(spec["extra_args"], dict):
         problems.append("extra_args must be an object")
     if not isinstance(spec["env"], dict) or not all(isinstance(v, str) for v in spec["env"].values()):

@@ -100,15 +100,19 @@ def test_key_of_is_stable(wheelhouse):
     assert wheelhouse.key_of(SET) == "71adf6f80846c379"
 
 
+def _h(size):
+    return hashlib.sha256(b"x" * size).hexdigest()
+
+
 @pytest.mark.parametrize("stamp, files, want", [
     (None, {}, None),
     ("not json", {}, None),
     ({"files": []}, {}, None),
-    ({"files": [{"name": TORCH, "size": 3}]}, {}, None),
-    ({"files": [{"name": TORCH, "size": 3}]}, {TORCH: 2}, None),
-    ({"files": [{"name": TORCH, "size": 3}, {"name": NUMPY, "size": 1}]}, {TORCH: 3, NUMPY: 1},
-     [{"name": TORCH, "size": 3}, {"name": NUMPY, "size": 1}]),
-], ids=["no-stamp", "bad-stamp", "empty-record", "file-gone", "size-differs", "complete"])
+    ({"files": [{"name": TORCH, "size": 3, "sha256": _h(3)}]}, {}, None),
+    ({"files": [{"name": TORCH, "size": 3}]}, {TORCH: 3}, None),
+    ({"files": [{"name": TORCH, "size": 3, "sha256": _h(3)}, {"name": NUMPY, "size": 1, "sha256": _h(1)}]}, {TORCH: 3, NUMPY: 1},
+     [{"name": TORCH, "size": 3, "sha256": _h(3)}, {"name": NUMPY, "size": 1, "sha256": _h(1)}]),
+], ids=["no-stamp", "bad-stamp", "empty-record", "file-gone", "recorded-before-hashes", "complete"])
 def test_present(wheelhouse, tmp_path, stamp, files, want):
     path = tmp_path / "stamp.json"
     if stamp is not None:
@@ -116,6 +120,39 @@ def test_present(wheelhouse, tmp_path, stamp, files, want):
     for name, size in files.items():
         (tmp_path / name).write_bytes(b"x" * size)
     assert wheelhouse.present(str(tmp_path), str(path)) == want
+
+
+@pytest.mark.parametrize("body", [b"xxy", b"xxxx"], ids=["same-size-other-bytes", "other-size"])
+def test_a_tampered_wheel_fails_the_check_naming_the_file(wheelhouse, tmp_path, capsys, body):
+    """Bytes that differ from the sha256 recorded at download: refused, never re-downloaded over or served."""
+    directory = tmp_path / "wh"
+    (directory / ".radeonlab").mkdir(parents=True)
+    stamp = directory / ".radeonlab" / (wheelhouse.key_of(SET) + ".json")
+    stamp.write_text(json.dumps({"files": [{"name": TORCH, "size": 3, "sha256": _h(3)}, {"name": NUMPY, "size": 3, "sha256": _h(3)}]}))
+    (directory / NUMPY).write_bytes(b"xxx")
+    (directory / TORCH).write_bytes(body)
+    assert wheelhouse.main(["--dir", str(directory), "--sets", json.dumps([SET]), "--check"]) == 1
+    result = json.loads(capsys.readouterr().out)
+    assert result["failed"] is True
+    assert "tampered wheel refused: %s does not match the sha256 recorded at its download (%s)" % (TORCH, stamp) in result["msg"]
+    assert NUMPY not in result["msg"]
+    print(result["msg"])
+
+
+def test_the_check_hands_each_name_its_recorded_hash(wheelhouse, tmp_path):
+    directory = tmp_path / "wh"
+    (directory / ".radeonlab").mkdir(parents=True)
+    (directory / ".radeonlab" / (wheelhouse.key_of(SET) + ".json")).write_text(
+        json.dumps({"files": [{"name": TORCH, "size": 3, "sha256": _h(3)}]}))
+    (directory / TORCH).write_bytes(b"xxx")
+    (entry,) = wheelhouse.run(str(directory), [SET], check=True)["sets"]
+    assert (entry["status"], entry["names"], entry["hashes"]) == ("present", [TORCH], {TORCH: _h(3)})
+
+
+def test_links_page_carries_the_recorded_sha256(wheelhouse):
+    page = wheelhouse.links_page({TORCH: "ab" * 32, "a&b-1.0-py3-none-any.whl": "cd" * 32})
+    assert '<a href="torch-2.9.1%2Brocm6.4-cp311-cp311-manylinux_2_28_x86_64.whl#sha256=' + "ab" * 32 + '">' + TORCH + "</a>" in page
+    assert '<a href="a%26b-1.0-py3-none-any.whl#sha256=' + "cd" * 32 + '">a&amp;b-1.0-py3-none-any.whl</a>' in page
 
 
 def test_pip_argv(wheelhouse, monkeypatch):

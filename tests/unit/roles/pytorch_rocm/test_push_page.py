@@ -1,0 +1,90 @@
+# Copyright: radeonlab.llm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The push delivery's link page (tasks/push.yml, rendered here from the task itself) and the host's pip command
+line: pip installs the pushed wheel, and refuses it once its bytes differ from the sha256 recorded at download,
+before it writes anything into the target."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import zipfile
+
+import jinja2
+import pytest
+import yaml
+
+ROLE = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "pytorch_rocm"))
+DEMO = "demo-1.0+local-py3-none-any.whl"
+
+
+def _wheel(path, body):
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("demo/__init__.py", body)
+        archive.writestr("demo-1.0+local.dist-info/METADATA", "Metadata-Version: 2.1\nName: demo\nVersion: 1.0+local\n")
+        archive.writestr("demo-1.0+local.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        archive.writestr("demo-1.0+local.dist-info/RECORD", "")
+
+
+def _page_task():
+    with open(os.path.join(ROLE, "tasks", "push.yml"), encoding="utf-8") as handle:
+        tasks = yaml.safe_load(handle)
+    (task,) = [t for t in tasks if t["name"].startswith("Write the host's link page")]
+    return task["ansible.builtin.copy"]
+
+
+def _wheelhouse_args(url):
+    """The host's pip source arguments, as vars/main.yml builds them (--only-binary, no --trusted-host for file://)."""
+    with open(os.path.join(ROLE, "vars", "main.yml"), encoding="utf-8") as handle:
+        expression = yaml.safe_load(handle)["_pytorch_rocm_wheelhouse_args"]
+    env = jinja2.Environment()
+    env.filters["urlsplit"] = lambda value, part: getattr(__import__("urllib.parse").parse.urlsplit(value), part)
+    return yaml.safe_load(env.from_string(expression).render(_pytorch_rocm_wheelhouse_url=url))
+
+
+@pytest.fixture
+def pushed(tmp_path):
+    """The host's copy after a push: the wheel and the index.html page with the sha256 recorded at download."""
+    host = tmp_path / "var-cache-radeonlab-wheelhouse"
+    host.mkdir()
+    _wheel(host / DEMO, "VALUE = 1\n")
+    recorded = hashlib.sha256((host / DEMO).read_bytes()).hexdigest()
+    task = _page_task()
+    assert task["dest"].endswith("/index.html")
+    page = jinja2.Environment(autoescape=False).from_string(task["content"]).render(
+        __pytorch_rocm_push_names=[DEMO], __pytorch_rocm_push_hashes={DEMO: recorded})
+    (host / "index.html").write_text(page)
+    return host, recorded
+
+
+def _pip_install(host, target):
+    argv = ([sys.executable, "-m", "pip", "--isolated", "install", "--disable-pip-version-check", "--progress-bar", "off"]
+            + _wheelhouse_args("file://%s/index.html" % host) + ["--target", str(target), "demo==1.0+local"])
+    return argv, subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
+
+
+def test_the_host_command_line_is_binary_only_and_hash_checked(pushed):
+    host, recorded = pushed
+    assert "%s#sha256=%s" % (DEMO.replace("+", "%2B"), recorded) in (host / "index.html").read_text()
+    args = _wheelhouse_args("file://%s/index.html" % host)
+    assert args == ["--no-index", "--only-binary=:all:", "--find-links", "file://%s/index.html" % host]
+    assert "--trusted-host" not in _wheelhouse_args("https://wheels.lan/")
+    assert _wheelhouse_args("http://10.0.0.2:8766/")[-2:] == ["--trusted-host", "10.0.0.2"]
+
+
+def test_pip_installs_the_pushed_wheel_and_refuses_it_once_tampered(pushed, tmp_path):
+    host, _recorded = pushed
+    _argv, ok = _pip_install(host, tmp_path / "venv-ok")
+    assert ok.returncode == 0, ok.stdout
+    assert (tmp_path / "venv-ok" / "demo" / "__init__.py").read_text() == "VALUE = 1\n"
+
+    _wheel(host / DEMO, "VALUE = 'tampered'\n")  # same name, other bytes than the download recorded
+    argv, refused = _pip_install(host, tmp_path / "venv-tampered")
+    print("$ " + " ".join(argv[1:]) + "\n" + refused.stdout)
+    assert refused.returncode != 0
+    assert "THESE PACKAGES DO NOT MATCH THE HASHES" in refused.stdout
+    assert DEMO in refused.stdout or "demo==1.0+local" in refused.stdout
+    assert not (tmp_path / "venv-tampered").exists() or not any((tmp_path / "venv-tampered").iterdir())
