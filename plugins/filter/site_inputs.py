@@ -12,7 +12,6 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.radeonlab.llm.plugins.module_utils.site_inputs import (
-    redact_url,
     site_problems,
     spec_options,
     systemd_env_quote,
@@ -55,5 +54,4 @@ class FilterModule(object):
             "role_options": role_options,
             "role_file": role_file,
             "systemd_env_quote": systemd_env_quote,
-            "redact_url": redact_url,
         }
