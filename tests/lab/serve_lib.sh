@@ -76,7 +76,9 @@ start() { # idempotent; returns once the server answers
     [[ $(http_status /) == 000 ]] || die "something else already answers on $URL; set $PORT_VAR"
     rm -f "$PIDFILE"
     touch "$ACCESS_LOG"
-    nohup python3 "$STATIC_SERVER" --name "$SERVE_NAME" --dir "$SERVE_DIR" --bind "$BIND" --port "$PORT" \
+    # its own session: a server started from an Ansible task (the role scenarios' prepare) otherwise shares that
+    # task's session and was found dead minutes later, before the converge's pip reached it
+    setsid nohup python3 "$STATIC_SERVER" --name "$SERVE_NAME" --dir "$SERVE_DIR" --bind "$BIND" --port "$PORT" \
         "${SERVE_OPTS[@]}" --log "$ACCESS_LOG" --pidfile "$PIDFILE" </dev/null >>"$ERROR_LOG" 2>&1 9>&- &
     local child=$!
     for _ in $(seq 1 100); do
