@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import zipfile
 
 import pytest
 
@@ -83,3 +84,16 @@ def dist():
 @pytest.fixture
 def fake_torch():
     return FAKE_TORCH
+
+
+@pytest.fixture
+def demo_wheel():
+    """Write a pure-Python wheel of the package ``demo`` (module body ``body``) that pip can install offline."""
+    def write(path, body, version="1.0"):
+        info = "demo-%s.dist-info" % version
+        with zipfile.ZipFile(path, "w") as archive:
+            archive.writestr("demo/__init__.py", body)
+            archive.writestr(info + "/METADATA", "Metadata-Version: 2.1\nName: demo\nVersion: %s\n" % version)
+            archive.writestr(info + "/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+            archive.writestr(info + "/RECORD", "")
+    return write

@@ -11,7 +11,6 @@ import hashlib
 import os
 import subprocess
 import sys
-import zipfile
 
 import jinja2
 import pytest
@@ -19,14 +18,6 @@ import yaml
 
 ROLE = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "pytorch_rocm"))
 DEMO = "demo-1.0+local-py3-none-any.whl"
-
-
-def _wheel(path, body):
-    with zipfile.ZipFile(path, "w") as archive:
-        archive.writestr("demo/__init__.py", body)
-        archive.writestr("demo-1.0+local.dist-info/METADATA", "Metadata-Version: 2.1\nName: demo\nVersion: 1.0+local\n")
-        archive.writestr("demo-1.0+local.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
-        archive.writestr("demo-1.0+local.dist-info/RECORD", "")
 
 
 def _page_task():
@@ -46,11 +37,11 @@ def _wheelhouse_args(url):
 
 
 @pytest.fixture
-def pushed(tmp_path):
+def pushed(tmp_path, demo_wheel):
     """The host's copy after a push: the wheel and the index.html page with the sha256 recorded at download."""
     host = tmp_path / "var-cache-radeonlab-wheelhouse"
     host.mkdir()
-    _wheel(host / DEMO, "VALUE = 1\n")
+    demo_wheel(host / DEMO, "VALUE = 1\n", version="1.0+local")
     recorded = hashlib.sha256((host / DEMO).read_bytes()).hexdigest()
     task = _page_task()
     assert task["dest"].endswith("/index.html")
@@ -75,13 +66,13 @@ def test_the_host_command_line_is_binary_only_and_hash_checked(pushed):
     assert _wheelhouse_args("http://10.0.0.2:8766/")[-2:] == ["--trusted-host", "10.0.0.2"]
 
 
-def test_pip_installs_the_pushed_wheel_and_refuses_it_once_tampered(pushed, tmp_path):
+def test_pip_installs_the_pushed_wheel_and_refuses_it_once_tampered(pushed, tmp_path, demo_wheel):
     host, _recorded = pushed
     _argv, ok = _pip_install(host, tmp_path / "venv-ok")
     assert ok.returncode == 0, ok.stdout
     assert (tmp_path / "venv-ok" / "demo" / "__init__.py").read_text() == "VALUE = 1\n"
 
-    _wheel(host / DEMO, "VALUE = 'tampered'\n")  # same name, other bytes than the download recorded
+    demo_wheel(host / DEMO, "VALUE = 'tampered'\n", version="1.0+local")  # same name, other bytes than the download recorded
     argv, refused = _pip_install(host, tmp_path / "venv-tampered")
     print("$ " + " ".join(argv[1:]) + "\n" + refused.stdout)
     assert refused.returncode != 0

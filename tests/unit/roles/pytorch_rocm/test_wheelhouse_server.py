@@ -20,7 +20,6 @@ import textwrap
 import time
 import urllib.error
 import urllib.request
-import zipfile
 
 import pytest
 
@@ -42,14 +41,6 @@ PLAYBOOK = textwrap.dedent("""
 """)
 
 
-def _wheel(path, body):
-    with zipfile.ZipFile(path, "w") as archive:
-        archive.writestr("demo/__init__.py", body)
-        archive.writestr("demo-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n")
-        archive.writestr("demo-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
-        archive.writestr("demo-1.0.dist-info/RECORD", "")
-
-
 def _sha256(path):
     with open(path, "rb") as handle:
         return hashlib.sha256(handle.read()).hexdigest()
@@ -62,10 +53,10 @@ def _free_port():
 
 
 @pytest.fixture
-def house(tmp_path):
+def house(tmp_path, demo_wheel):
     """A wheelhouse as wheelhouse.py leaves it: one recorded wheel, plus things that must never be served."""
-    _wheel(tmp_path / DEMO, "VALUE = 1\n")
-    _wheel(tmp_path / OTHER, "VALUE = 2\n")  # on disk but recorded by no download
+    demo_wheel(tmp_path / DEMO, "VALUE = 1\n")
+    demo_wheel(tmp_path / OTHER, "VALUE = 2\n")  # on disk but recorded by no download
     (tmp_path / "notes.txt").write_text("not a wheel\n")
     (tmp_path / "sub").mkdir()
     state = tmp_path / ".radeonlab"
@@ -154,11 +145,11 @@ def _pip_download(url, dest):
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
 
 
-def test_pip_takes_the_recorded_wheel_and_refuses_it_once_changed(serving, house, tmp_path):
+def test_pip_takes_the_recorded_wheel_and_refuses_it_once_changed(serving, house, tmp_path, demo_wheel):
     first = _pip_download(serving.url, tmp_path / "ok")
     assert first.returncode == 0, first.stdout
     assert (tmp_path / "ok" / DEMO).is_file()
-    _wheel(house / DEMO, "VALUE = 'tampered'\n")  # same name, other bytes: not what the download recorded
+    demo_wheel(house / DEMO, "VALUE = 'tampered'\n")  # same name, other bytes: not what the download recorded
     second = _pip_download(serving.url, tmp_path / "tampered")
     assert second.returncode != 0
     assert "DO NOT MATCH THE HASHES" in second.stdout
