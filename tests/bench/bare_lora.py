@@ -37,6 +37,7 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--skip", type=int, default=2)
     ap.add_argument("--ckpt", action="store_true")
+    ap.add_argument("--mask", action="store_true", help="pass an all-ones attention_mask, as LLaMA-Factory's collator does")
     ap.add_argument("--attn", default="sdpa", choices=["sdpa", "eager"])
     ap.add_argument("--rank", type=int, default=8)
     ap.add_argument("--alpha", type=int, default=16)
@@ -74,7 +75,8 @@ def main(argv=None) -> int:
         for _micro in range(a.accum):
             ids = torch.randint(3, vocab, (a.batch, a.seq), generator=gen).to(dev)
             with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=gpu):
-                loss = model(input_ids=ids, labels=ids).loss / a.accum
+                mask = torch.ones_like(ids) if a.mask else None
+                loss = model(input_ids=ids, attention_mask=mask, labels=ids).loss / a.accum
             loss.backward()
             seen += ids.numel()
         opt.step()
@@ -86,7 +88,7 @@ def main(argv=None) -> int:
         losses.append(float(loss) * a.accum)
 
     res = {"tag": a.tag, "kind": "bare", "batch": a.batch, "accumulation": a.accum, "gradient_checkpointing": a.ckpt,
-           "attn_implementation": a.attn, "first_loss": losses[0], "last_loss": losses[-1],
+           "attn_implementation": a.attn, "attention_mask": a.mask, "first_loss": losses[0], "last_loss": losses[-1],
            "trainable_params": sum(p.numel() for p in trainable), "all_params": sum(p.numel() for p in model.parameters())}
     res.update(bench_site.steady(times, tokens, t0, a.skip))
     res.update(bench_site.memory_fields(torch))

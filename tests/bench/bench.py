@@ -24,11 +24,13 @@ Phases (one per line in a plan file, ``#`` comments; or ``--phase`` repeated):
     assets:SHAPE                          data + tokenizer (once) and a random-weight model (tiny | 0.5b | 1.5b | 7b | 14b)
     job:SHAPE:SEQ:CARD[:SUFFIX]           python -m radeonlab_lora check, then run when the plan accepts (SUFFIX: a repeat
                                           with its own output_dir; a SUFFIX starting with ``math``: SDPA restricted to
-                                          its math kernel in the trainer and ``MATH_KERNEL_SPEC`` in the job spec)
+                                          its math kernel in the trainer and ``MATH_KERNEL_SPEC`` in the job spec;
+                                          ``lean`` / ``nocount`` (alone or ``lean-b``): ``TRAINER_VARIANTS``)
     check:SHAPE:SEQ:CARD                  the check only
     direct:SHAPE:SEQ:CARD[:SUFFIX]        llamafactory-cli train on that job's rendered YAML (attempt-1.yaml after the job
                                           ran, else radeonlab_lora render's train.yaml), same cap
-    bare:SHAPE:SEQ:CARD[:SUFFIX]          bare_lora.py with that job's planned batch/accumulation/checkpointing
+    bare:SHAPE:SEQ:CARD[:SUFFIX]          bare_lora.py with that job's planned batch/accumulation/checkpointing (a SUFFIX
+                                          starting with ``mask``: an all-ones attention_mask passed, as the trainer's collator does)
     lf:SHAPE:SEQ:CARD:B:A:CKPT:ATTN[:STEPS]  llamafactory-cli train on the job's YAML for the full card (rendered
                                           if need be) with batch B, accumulation A, checkpointing CKPT (0/1),
                                           attention ATTN (sdpa | eager | math = sdpa restricted to its math kernel;
@@ -62,6 +64,11 @@ GIB_KIB = 1 << 20
 # A job whose SDPA runs its math kernel (a ``job:…:math`` phase): the spec field the llamafactory role's attention
 # fact feeds the runner, so that the plan sizes the seq² scores the math kernel keeps.
 MATH_KERNEL_SPEC = {"sdpa_kernel": "math"}
+# What a ``job:…:lean`` / ``job:…:nocount`` phase turns off in the Trainer, to find where the job's time goes against the
+# bare loop (which neither counts tokens per micro-batch nor clips gradients). Their tokens/s comes from the step time
+# (every bench row is longer than cutoff_len, so a step is batch x accumulation x seq tokens).
+TRAINER_VARIANTS = {"lean": {"include_num_input_tokens_seen": False, "max_grad_norm": 0.0},
+                    "nocount": {"include_num_input_tokens_seen": False}}
 
 # rocminfo's pool size of the cards the emulation is named after (KiB / 2^20 = GiB)
 # RX 6600, RX 6700 XT (shared corpus rocminfo 04: 12 566 528 KB), RX 6800 XT, RX 7900 XTX
@@ -224,7 +231,8 @@ class Bench:
                "output_dir": base, "cutoff_len": seq, "attention": self.a.attention, "allow_qlora": not self.a.no_qlora,
                "device": "cpu" if self.a.device == "cpu" else "gpu", "effective_batch_size": self.a.eff_batch,
                "max_samples": max(16, steps * self.a.eff_batch), "logging_steps": 1, "save_steps": 100000,
-               "extra_args": {"max_steps": steps, "include_num_input_tokens_seen": True}, "env": env}
+               "extra_args": {"max_steps": steps, "include_num_input_tokens_seen": True, **TRAINER_VARIANTS.get(suffix.split("-")[0], {})},
+               "env": env}
         if math_kernel:
             job.update(MATH_KERNEL_SPEC)
         os.makedirs(os.path.dirname(base), exist_ok=True)
@@ -399,6 +407,8 @@ class Bench:
                 "--batch", str(plan["per_device_train_batch_size"]), "--accum", str(plan["gradient_accumulation_steps"]),
                 "--steps", str(self.steps(shape)), "--skip", str(self.a.skip), "--attn", "eager" if self.a.attention in ("auto", "disabled") else "sdpa",
                 "--device", "cpu" if self.a.device == "cpu" else "cuda"] + (["--ckpt"] if plan.get("gradient_checkpointing") else [])
+        if suffix.startswith("mask"):
+            argv.append("--mask")
         res = self.sh(argv, f"bare-{tag}", env=env, limit=self.a.phase_limit_s)
         out = {**res, "timer": self.timer_result(f"bare-{tag}")}
         if res["rc"] != 0:

@@ -53,27 +53,28 @@ SEQS = (1024, 2048)
 # The runs on the lent H200 under caps that emulate these cards (docs/performance.md): the bench's card names, its shapes.
 RUNS = ("h200_2026-12-01_call1.jsonl", "h200_2026-12-01_call2.jsonl", "h200_2026-12-01_call3.jsonl",
         "h200_2026-12-01_qlora_call1.jsonl", "h200_2026-12-01_qlora_call2.jsonl", "h200_2026-12-01_qlora_call3.jsonl",
-        "h200_2026-12-01_qlora_call4.jsonl")
+        "h200_2026-12-01_qlora_call4.jsonl", "h200_2026-12-01_call7.jsonl", "h200_2026-12-01_call8.jsonl")
 BENCH_CARDS = {"8G": 8372224, "12G": 12566528, "16G": 16760832, "24G": 25149440}
 BENCH_SHAPES = {"0.5b": "0.5B", "1.5b": "1.5B", "7b": "7B", "14b": "14B"}
 
 
 def measured() -> list:
-    """Every job/check row of RUNS on an emulated card: model, seq, card KiB, whether QLoRA was possible (the QLoRA calls
-    ran the bitsandbytes probe; the others had none), the plan that ran and, where it trained, its measured peak."""
+    """Every job/check row of RUNS on an emulated card: model, seq, card KiB, whether QLoRA was possible (the call ran the
+    bitsandbytes probe and it passed; the others had none), the plan that ran and, where it trained, its measured peak."""
     rows = []
     for name in RUNS:
         with open(os.path.join(ROOT, "docs", "performance", name), encoding="utf-8") as handle:
-            for line in handle:
-                row = json.loads(line)
-                if row.get("kind") not in ("job", "check") or row.get("card") not in BENCH_CARDS:
-                    continue
-                ran = row["plan"]
-                rows.append({"run": name, "model": BENCH_SHAPES[row["shape"]], "seq": row["seq"], "vram_kib": BENCH_CARDS[row["card"]],
-                             "qlora": "_qlora_" in name, "decision": ran["decision"],
-                             "settings": (ran["precision"], ran["per_device_train_batch_size"], ran["gradient_accumulation_steps"],
-                                          ran["gradient_checkpointing"]),
-                             "peak_gib": (row.get("peak_memory") or {}).get("gib") if (row.get("run") or {}).get("state") == "succeeded" else None})
+            call = [json.loads(line) for line in handle]
+        probed = any(row.get("kind") == "probe" and (row.get("bitsandbytes") or {}).get("ok") for row in call)
+        for row in call:
+            if row.get("kind") not in ("job", "check") or row.get("card") not in BENCH_CARDS:
+                continue
+            ran = row["plan"]
+            rows.append({"run": name, "model": BENCH_SHAPES[row["shape"]], "seq": row["seq"], "vram_kib": BENCH_CARDS[row["card"]],
+                         "qlora": probed, "decision": ran["decision"],
+                         "settings": (ran["precision"], ran["per_device_train_batch_size"], ran["gradient_accumulation_steps"],
+                                      ran["gradient_checkpointing"]),
+                         "peak_gib": (row.get("peak_memory") or {}).get("gib") if (row.get("run") or {}).get("state") == "succeeded" else None})
     return rows
 
 

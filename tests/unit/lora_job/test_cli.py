@@ -35,7 +35,7 @@ def test_plan_refusal_exits_nonzero_with_numbers(tiny_job, tmp_path, capsys):
     assert cli.main(["plan", "--job", job, "--gpu-facts", facts]) == 2
     captured = capsys.readouterr()
     assert json.loads(captured.out)["decision"] == "refuse"
-    assert "needs 22.4 GiB" in captured.err and "15.98 GiB" in captured.err
+    assert "needs 22.0 GiB" in captured.err and "15.98 GiB" in captured.err
 
 
 def test_render_writes_run_layout(tiny_job, tmp_path, capsys):

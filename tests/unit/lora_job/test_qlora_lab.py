@@ -37,11 +37,11 @@ def test_lab_shows_qlora_planned_and_why_it_is_unavailable(tiny_job, tmp_path, c
     assert rc == 0 and out["plan"]["device"] == "cpu"
     gpu_plan = out["gpu_plan"]
     assert gpu_plan["decision"] == "refuse" and gpu_plan["vram_gib"] == 15.98
-    assert gpu_plan["alternatives"]["qlora4"] == {"needed_gib": 9.83, "fits": True, "enabled": True, "available": False,
+    assert gpu_plan["alternatives"]["qlora4"] == {"needed_gib": 9.63, "fits": True, "enabled": True, "available": False,
                                                   "reason": LAB_PROBE["reason"]}
     cell = report.device_cell({"gpu": "AMD Radeon RX 6800 XT"}, {"plan": out["plan"], "device": out["device"], "gpu_plan": gpu_plan})
-    assert ("a real AMD Radeon RX 6800 XT would get: QLoRA 4-bit planned, bitsandbytes unavailable on this host (9.8 GiB; bf16 needs "
-            "19.9 GiB): torch 2.9.1+cpu has no HIP (a CPU build)") in cell, cell
+    assert ("a real AMD Radeon RX 6800 XT would get: QLoRA 4-bit planned, bitsandbytes unavailable on this host (9.6 GiB; bf16 needs "
+            "19.7 GiB): torch 2.9.1+cpu has no HIP (a CPU build)") in cell, cell
 
 
 def test_on_a_real_card_the_refusal_names_qlora_and_the_probe(tiny_job, tmp_path, capsys, monkeypatch):
@@ -53,6 +53,6 @@ def test_on_a_real_card_the_refusal_names_qlora_and_the_probe(tiny_job, tmp_path
     facts = {"gpus": [RX6800XT], "bitsandbytes": probe}  # gpu_environment's visible GPUs: the iGPU is hidden
     rc, out = _check({**tiny_job, "model_config": QWEN25_7B, "cutoff_len": 2048, "attention": "sdpa"}, tmp_path, capsys, facts)
     assert rc == 2 and out["refused"] and out["refusal"] == "memory", out
-    assert ("would fit: 4-bit QLoRA (12.3 GiB), but bitsandbytes is unavailable on this host: bitsandbytes 0.50.2 does not import: "
+    assert ("would fit: 4-bit QLoRA (11.9 GiB), but bitsandbytes is unavailable on this host: bitsandbytes 0.50.2 does not import: "
             "RuntimeError: libbitsandbytes_rocm62.so") in out["message"]
     assert "ships no build for ROCm 6.2" in out["message"]

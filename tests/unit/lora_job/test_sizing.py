@@ -42,7 +42,7 @@ LLAMAFACTORY_H200 = [
 
 # The runner's own jobs with sdpa_kernel: math, trained on SDPA's math kernel under the cap of their card (call 5 of
 # docs/performance.md): the plan's setting, the measured peak. The checkpointed rows are logits-bound (the kernel does not
-# change their estimate): 7 B b 4 at +8.1 %, 0.5 B b 2 at +14.9 %, over the peak like every checkpointed 0.5 B row.
+# change their estimate): 7 B b 4 at +3.3 %, 0.5 B b 2 at +6.0 % since the logits constant was refitted (14.25 -> 13.0).
 MATH_KERNEL_JOBS_H200 = [
     (QWEN25_7B, 1024, 1, False, 26.55),
     (QWEN25_7B, 2048, 4, True, 30.12),
@@ -54,7 +54,7 @@ MATH_KERNEL_JOBS_H200 = [
 @pytest.mark.parametrize("config, seq, batch, ckpt, measured", MATH_KERNEL_JOBS_H200)
 def test_math_kernel_jobs_are_never_under_their_peak(config, seq, batch, ckpt, measured):
     total = estimate(ModelShape.from_config(config), seq, Setting("bf16", ckpt, batch), "sdpa", sdpa_kernel="math").total_gib
-    assert 0.0 <= total / measured - 1 <= (0.15 if ckpt else 0.10), f"{total:.2f} GiB vs measured {measured}"
+    assert 0.0 <= total / measured - 1 <= 0.10, f"{total:.2f} GiB vs measured {measured}"
     flash = estimate(ModelShape.from_config(config), seq, Setting("bf16", ckpt, batch), "sdpa").total_gib
     if not ckpt:  # sized as flash, these runs would have been planned 13-39 % short
         assert flash < measured * 0.9
@@ -62,18 +62,18 @@ def test_math_kernel_jobs_are_never_under_their_peak(config, seq, batch, ckpt, m
 
 @pytest.mark.parametrize("config, attention, seq, batch, ckpt, measured", LLAMAFACTORY_H200)
 def test_model_reproduces_llamafactory_h200(config, attention, seq, batch, ckpt, measured):
-    """Never under the measured peak, at most 10 % over it (13 % for the checkpointed 0.5 B row, the logits-bound one)."""
+    """Never under the measured peak, at most 10 % over it."""
     backend, kernel = {"eager": ("disabled", "flash"), "math": ("sdpa", "math")}.get(attention, (attention, "flash"))
     total = estimate(ModelShape.from_config(config), seq, Setting("bf16", ckpt, batch), backend, sdpa_kernel=kernel).total_gib
-    ceiling = 0.13 if (config is QWEN25_05B and ckpt) else 0.10
-    assert 0.0 <= total / measured - 1 <= ceiling, f"{total:.2f} GiB vs measured {measured}"
+    assert 0.0 <= total / measured - 1 <= 0.10, f"{total:.2f} GiB vs measured {measured}"
     if config is QWEN25_7B:
-        assert total / measured - 1 <= 0.04  # the shape the cards are sized for is within +4 %
+        assert total / measured - 1 <= 0.045  # the shape the cards are sized for is within +4.5 %
 
 
 # The first calibration, shared/reference/lora_memory_h200.md (a bare transformers + PEFT loop on the same H200):
-# attention, seq, batch, grad ckpt, peak GiB. Its checkpointed rows still hold; without checkpointing that loop
-# needs ~5 GiB more than LLaMA-Factory, which the model sizes (see the sizing docstring).
+# attention, seq, batch, grad ckpt, peak GiB. Its checkpointed rows are within 4 % under the model, which sizes
+# LLaMA-Factory (whose logits need less: 13.0 bytes per vocabulary entry and token against the loop's ~14.25); the
+# decision's 10 % margin covers them. Without checkpointing that loop needs ~5 GiB more (see the sizing docstring).
 BARE_LOOP_H200 = [
     ("eager", 1024, 1, False, 29.86),
     ("eager", 1024, 1, True, 16.76),
@@ -91,10 +91,11 @@ BARE_LOOP_H200 = [
 
 
 @pytest.mark.parametrize("attention, seq, batch, ckpt, measured", [row for row in BARE_LOOP_H200 if row[3]])
-def test_checkpointed_rows_of_the_bare_loop_still_hold(attention, seq, batch, ckpt, measured):
+def test_checkpointed_rows_of_the_bare_loop_are_covered_by_the_margin(attention, seq, batch, ckpt, measured):
     backend = "disabled" if attention == "eager" else attention
     total = estimate(Q7, seq, Setting("bf16", ckpt, batch), backend).total_gib
-    assert -0.002 <= total / measured - 1 <= 0.025, f"{total:.2f} GiB vs measured {measured}"
+    assert -0.045 <= total / measured - 1 <= 0.0, f"{total:.2f} GiB vs measured {measured}"
+    assert total * (1 + sizing.SAFETY_MARGIN) >= measured
 
 
 def test_weights_of_reference_model():
@@ -144,15 +145,30 @@ def test_model_reproduces_qlora_h200(config, seq, batch, ckpt, paged, measured):
     assert 0.0 <= total / measured - 1 <= 0.10, f"{total:.2f} GiB vs measured {measured}"
 
 
+# The seed article's FlashAttention-2 table, measured (call 5 of docs/performance.md): QLoRA 7 B, b 1, s 2048, no
+# checkpointing, llamafactory-cli on the job's YAML: LLaMA-Factory flash_attn value, SDPA kernel, peak allocated GiB.
+QLORA_ATTENTION_H200 = [
+    ("disabled", "flash", 39.29),  # eager
+    ("sdpa", "flash", 20.27),
+    ("sdpa", "math", 34.31),
+]
+
+
+@pytest.mark.parametrize("backend, kernel, measured", QLORA_ATTENTION_H200)
+def test_model_reproduces_the_attention_table(backend, kernel, measured):
+    total = estimate(Q7, 2048, Setting("qlora4", False, 1), backend, sdpa_kernel=kernel).total_gib
+    assert 0.0 <= total / measured - 1 <= 0.10, f"{total:.2f} GiB vs measured {measured}"
+
+
 def test_14b_fits_a_16_gb_card_only_as_qlora_at_1024():
     q14 = ModelShape.from_config(QWEN25_14B)
     plan = plan_job(q14, cutoff_len=1024, attention="sdpa", device=Device(RX6800XT_16G, bitsandbytes_ok=True), allow_qlora=True)
-    assert (plan.precision, plan.per_device_train_batch_size, plan.gradient_checkpointing, plan.needed_gib) == ("qlora4", 1, True, 15.03)
+    assert (plan.precision, plan.per_device_train_batch_size, plan.gradient_checkpointing, plan.needed_gib) == ("qlora4", 1, True, 14.83)
     assert plan_job(q14, cutoff_len=2048, attention="sdpa", device=Device(RX6800XT_16G, bitsandbytes_ok=True), allow_qlora=True).refused
 
 
 def test_paged_optimizer_only_where_nothing_else_fits():
-    tight = 12.4 * 2**20  # between the paged (12.32 GiB) and the plain (12.48 GiB) QLoRA need of 7B at 2048
+    tight = 12.0 * 2**20  # between the paged (11.92 GiB) and the plain (12.08 GiB) QLoRA need of 7B at 2048
     plan = plan_job(Q7, cutoff_len=2048, attention="sdpa", device=Device(int(tight), bitsandbytes_ok=True), allow_qlora=True)
     assert (plan.precision, plan.gradient_checkpointing, plan.per_device_train_batch_size, plan.paged_optimizer) == ("qlora4", True, 1, True)
     assert plan.estimate_gib["lora_state"] == pytest.approx(0.15, abs=0.01) and "paged AdamW" in plan.message
@@ -169,9 +185,10 @@ PLAN_TABLE = [
     ("16G", Q7, 2048, "sdpa", True, "train", "qlora4", 1, 8, True),
     ("16G", Q7, 1024, "sdpa", False, "refuse", None, None, None, None),
     ("16G", Q7, 1024, "sdpa", True, "train", "qlora4", 2, 4, True),  # measured: peak 9.43 GiB under the 14.48 GiB cap
-    # 7B on a 12 GB card (RX 6700 XT): QLoRA at 1024 (measured: 7.49 GiB under 10.48), not even QLoRA at 2048
+    # 7B on a 12 GB card (RX 6700 XT): QLoRA at 1024 (measured: 7.49 GiB under 10.48); at 2048 only with the paged optimiser
+    # (needs 11.92 of 11.98 GiB; measured: the same setting unpaged peaked at 9.44 GiB, under this card's 10.48 GiB cap)
     ("12G", Q7, 1024, "sdpa", True, "train", "qlora4", 1, 8, True),
-    ("12G", Q7, 2048, "sdpa", True, "refuse", None, None, None, None),
+    ("12G", Q7, 2048, "sdpa", True, "train", "qlora4", 1, 8, True),
     # 7B on 24 GB: only with checkpointing, batch 1 at 2048
     ("24G", Q7, 2048, "sdpa", False, "train", "bf16", 1, 8, True),
     ("24G", Q7, 2048, "disabled", False, "train", "bf16", 1, 8, True),
@@ -207,18 +224,18 @@ def test_refusal_carries_the_numbers():
     device = Device(RX6800XT_16G, bitsandbytes_ok=False, bitsandbytes_reason=LAB_PROBE)
     plan = plan_job(Q7, cutoff_len=2048, attention="sdpa", device=device, allow_qlora=True)
     assert plan.refused
-    assert "7.62 B" in plan.message and "22.4 GiB" in plan.message and "15.98 GiB" in plan.message
-    assert f"4-bit QLoRA (12.3 GiB), but bitsandbytes is unavailable on this host: {LAB_PROBE}" in plan.message
-    assert plan.alternatives["qlora4"] == {"needed_gib": 12.32, "fits": True, "enabled": True, "available": False, "reason": LAB_PROBE}
+    assert "7.62 B" in plan.message and "22.0 GiB" in plan.message and "15.98 GiB" in plan.message
+    assert f"4-bit QLoRA (11.9 GiB), but bitsandbytes is unavailable on this host: {LAB_PROBE}" in plan.message
+    assert plan.alternatives["qlora4"] == {"needed_gib": 11.92, "fits": True, "enabled": True, "available": False, "reason": LAB_PROBE}
     assert 4.0 <= plan.alternatives["max_model_params_b_bf16"] <= 5.0
     assert plan.alternatives["max_cutoff_len"] is None  # the weights alone do not fit
 
 
 @pytest.mark.parametrize("allow, ok, reason, expected", [
-    (True, False, "", "4-bit QLoRA (12.3 GiB), but bitsandbytes is unavailable on this host: no bitsandbytes probe passed on this host"),
-    (False, False, LAB_PROBE, "4-bit QLoRA (12.3 GiB; the job has allow_qlora false, and bitsandbytes is unavailable on this host: "
+    (True, False, "", "4-bit QLoRA (11.9 GiB), but bitsandbytes is unavailable on this host: no bitsandbytes probe passed on this host"),
+    (False, False, LAB_PROBE, "4-bit QLoRA (11.9 GiB; the job has allow_qlora false, and bitsandbytes is unavailable on this host: "
                               + LAB_PROBE + ")"),
-    (False, True, "", "4-bit QLoRA (12.3 GiB; the job has allow_qlora false)"),
+    (False, True, "", "4-bit QLoRA (11.9 GiB; the job has allow_qlora false)"),
 ])
 def test_refusal_names_qlora_and_why_not(allow, ok, reason, expected):
     plan = plan_job(Q7, cutoff_len=2048, attention="sdpa", device=Device(RX6800XT_16G, bitsandbytes_ok=ok, bitsandbytes_reason=reason),
@@ -227,14 +244,14 @@ def test_refusal_names_qlora_and_why_not(allow, ok, reason, expected):
 
 
 def test_refusal_when_not_even_qlora_fits():
-    plan = plan_job(Q7, cutoff_len=2048, attention="sdpa", device=Device(RX6700XT_12G, bitsandbytes_ok=True), allow_qlora=True)
-    assert "not even 4-bit QLoRA (12.3 GiB)" in plan.message and plan.alternatives["max_cutoff_len"] == 1792
+    plan = plan_job(Q7, cutoff_len=4096, attention="sdpa", device=Device(RX6700XT_12G, bitsandbytes_ok=True), allow_qlora=True)
+    assert "not even 4-bit QLoRA (16.5 GiB)" in plan.message and plan.alternatives["max_cutoff_len"] == 2048
 
 
 def test_refusal_suggests_shorter_cutoff():
     plan = plan_job(Q15, cutoff_len=2048, attention="sdpa", device=Device(RX6600_8G))
-    assert plan.refused and plan.alternatives["max_cutoff_len"] == 1280
-    assert "cutoff_len <= 1280" in plan.message
+    assert plan.refused and plan.alternatives["max_cutoff_len"] == 1408
+    assert "cutoff_len <= 1408" in plan.message
 
 
 def test_plans_never_exceed_vram_across_a_sweep():
