@@ -70,6 +70,7 @@ def main(argv=None) -> int:
     seen = 0
     if gpu:
         torch.cuda.synchronize()
+    profiler = bench_site.StepProfiler(torch, a.tag)
     t0 = time.perf_counter()
     for _step in range(a.steps):
         for _micro in range(a.accum):
@@ -85,6 +86,7 @@ def main(argv=None) -> int:
             torch.cuda.synchronize()
         times.append(time.perf_counter())
         tokens.append(seen)
+        profiler.step_end(len(times))
         losses.append(float(loss) * a.accum)
 
     res = {"tag": a.tag, "kind": "bare", "batch": a.batch, "accumulation": a.accum, "gradient_checkpointing": a.ckpt,

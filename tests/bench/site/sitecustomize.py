@@ -21,6 +21,10 @@
                           at each optimizer step end and tokens from
                           ``state.num_input_tokens_seen`` (needs ``include_num_input_tokens_seen``),
                           plus torch's peak allocated/reserved memory and the cap actually applied.
+``BENCH_PROFILE=N``       with the timer (and in the bare loop): torch.profiler over optimizer steps N+1 .. N+K (CPU and
+                          GPU activity), one JSON line to ``BENCH_PROFILE_FILE``: wall time, the GPU's busy time (sum of
+                          kernel self times), and the top operators by device and by CPU time (``profile_line``);
+                          K = ``BENCH_PROFILE_STEPS`` (default 2).
 
 Python imports ``sitecustomize`` once at start-up, before any user code; a folder on PYTHONPATH shadows
 the distribution's own sitecustomize (Debian/Ubuntu's apport hook), which these processes do not need.
@@ -57,6 +61,54 @@ def memory_fields(torch) -> dict:
             "max_alloc_gib": round(torch.cuda.max_memory_allocated() / 2**30, 3),
             "max_reserved_gib": round(torch.cuda.max_memory_reserved() / 2**30, 3),
             "cap": APPLIED.get(0), "sdpa": _SDPA or "default"}
+
+
+PROFILE_AT = int(os.environ.get("BENCH_PROFILE", "0") or 0)
+PROFILE_STEPS = int(os.environ.get("BENCH_PROFILE_STEPS", "2") or 2)
+
+
+class StepProfiler:
+    """torch.profiler over ``PROFILE_STEPS`` optimizer steps, started after step ``PROFILE_AT`` (the Trainer and the bare loop)."""
+
+    def __init__(self, torch, tag: str):
+        self.torch, self.tag, self.prof, self.t0 = torch, tag, None, None
+
+    def step_end(self, step: int) -> None:
+        """Call at the end of every optimizer step (1-based), after the device synchronise."""
+        if not PROFILE_AT:
+            return
+        if step == PROFILE_AT:
+            from torch.profiler import ProfilerActivity, profile  # pylint: disable=import-outside-toplevel
+            acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self.torch.cuda.is_available() else [])
+            self.prof = profile(activities=acts, record_shapes=False)
+            self.prof.__enter__()
+            self.t0 = time.perf_counter()
+        elif step == PROFILE_AT + PROFILE_STEPS and self.prof is not None:
+            wall = time.perf_counter() - self.t0
+            self.prof.__exit__(None, None, None)
+            profile_line(self.tag, self.prof, wall)
+            self.prof = None
+
+
+def profile_line(tag: str, prof, wall: float) -> None:
+    avgs = prof.key_averages()
+
+    def dev(evt):
+        return getattr(evt, "self_device_time_total", None) or getattr(evt, "self_cuda_time_total", 0) or 0
+
+    kernels = [e for e in prof.events() if getattr(e, "device_type", None) is not None and str(e.device_type).endswith("CUDA")]
+    busy_us = sum(e.time_range.elapsed_us() for e in kernels)  # a kernel event's time range is its interval on the GPU
+    rows = [{"name": e.key[:90], "count": e.count, "device_ms": round(dev(e) / 1000, 2), "cpu_ms": round(e.self_cpu_time_total / 1000, 2)}
+            for e in avgs]
+    res = {"tag": tag, "kind": "profile", "steps": PROFILE_STEPS, "wall_s": round(wall, 4), "device_busy_s": round(busy_us / 1e6, 4),
+           "kernel_launches": len(kernels), "cpu_ops": sum(e.count for e in avgs),
+           "top_device": sorted(rows, key=lambda r: -r["device_ms"])[:40], "top_cpu": sorted(rows, key=lambda r: -r["cpu_ms"])[:40]}
+    line = json.dumps(res, sort_keys=True)
+    path = os.environ.get("BENCH_PROFILE_FILE")
+    if path:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+    print("BENCH_PROFILE " + json.dumps({k: res[k] for k in ("tag", "wall_s", "device_busy_s", "kernel_launches", "cpu_ops")}), flush=True)
 
 
 def steady(times: list, tokens: list, t0: float, skip: int) -> dict:
@@ -105,6 +157,7 @@ def _patch_trainer(mod) -> None:
     class _BenchTimer(TrainerCallback):
         def __init__(self):
             self.times, self.tokens, self.losses, self.t0 = [], [], [], None
+            self.profiler = StepProfiler(torch, os.environ.get("BENCH_TAG", ""))
 
         def on_train_begin(self, args, state, control, **kw):
             self.t0 = time.perf_counter()
@@ -114,6 +167,7 @@ def _patch_trainer(mod) -> None:
                 torch.cuda.synchronize()
             self.times.append(time.perf_counter())
             self.tokens.append(state.num_input_tokens_seen)
+            self.profiler.step_end(len(self.times))
 
         def on_log(self, args, state, control, logs=None, **kw):
             if logs and "loss" in logs:
