@@ -12,6 +12,7 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.radeonlab.llm.plugins.module_utils.site_inputs import (
+    https_trusted_hosts,
     site_problems,
     spec_options,
     systemd_env_quote,
@@ -54,4 +55,5 @@ class FilterModule(object):
             "role_options": role_options,
             "role_file": role_file,
             "systemd_env_quote": systemd_env_quote,
+            "https_trusted_hosts": https_trusted_hosts,
         }

@@ -17,8 +17,10 @@ import base64
 import hashlib
 import json
 import re
+from urllib.parse import urlsplit
 
 from ansible_collections.radeonlab.llm.plugins.module_utils.gfx import torch_for
+from ansible_collections.radeonlab.llm.plugins.module_utils.support_matrix import TORCH_INDEX_BASE
 
 PATH_RE = re.compile(r"^/[A-Za-z0-9._+@/-]*$")
 NAME_RE = re.compile(r"^[a-z_][a-z0-9_-]*[$]?$")
@@ -323,6 +325,30 @@ def port_problems(variable, port, listening, own_service_active):
     return []
 
 
+def https_trusted_hosts(trusted_hosts, index_urls):
+    """The names of ``trusted_hosts`` (pip's --trusted-host, ``host`` or ``host:port``) that an https:// index of
+    ``index_urls`` reaches: pip would skip the certificate check for them. Only plain http:// hosts may be trusted."""
+    https = {(urlsplit(str(url)).hostname or "").lower() for url in index_urls or [] if str(url).lower().startswith("https://")}
+    named = [re.sub(r":\d+$", "", str(host).strip().lower()) for host in trusted_hosts or []]
+    return sorted({host for host in named if host and host in https})
+
+
+def trusted_problems(entries):
+    """One sentence per role whose trusted hosts an https index reaches. ``entries``: a list of {role, trusted, urls},
+    ``urls`` the role's index URL (empty: the PyTorch index of the support matrix) and extra index URLs."""
+    problems = []
+    for entry in entries or []:
+        role = entry["role"]
+        urls = [url for url in entry.get("urls") or [] if url] or [TORCH_INDEX_BASE]
+        found = https_trusted_hosts(entry.get("trusted"), urls)
+        if found:
+            problems.append("%s_trusted_hosts names %s, which %s_index_url or %s_extra_index_urls reach over https: "
+                            "--trusted-host would switch off pip's certificate check for it. Remove it; for a mirror with a "
+                            "private CA add ['--cert', '/path/ca.pem'] to %s_pip_options. Only plain http:// hosts may be "
+                            "trusted." % (role, ", ".join(found), role, role, role))
+    return problems
+
+
 def _read_text(path):
     with open(path, encoding="utf-8", errors="replace") as handle:
         return handle.read()
@@ -334,8 +360,9 @@ def site_problems(checks, read=_read_text):
     ``types`` {options, values}; ``users`` {accounts, uid_min, uid_max, create, training, members}; ``files``
     {entries, stats}; ``plan`` (the runner's plan result plus cutoff_len); ``key`` {status, msg, content, pinned, url};
     ``torch`` {rocm_version, torch}; ``webui`` {enabled, bind, port, user, password, loopback_re}; ``paths``,
-    ``positive``, ``secrets`` {variable: value}; ``datasets`` {variable: controller path}; ``ports`` a list of
-    {variable, port, listening, own_active}; ``problems`` a list of sentences found elsewhere.
+    ``positive``, ``secrets`` {variable: value}; ``datasets`` {variable: controller path}; ``trusted`` a list of
+    {role, trusted, urls} (``trusted_problems``); ``ports`` a list of {variable, port, listening, own_active};
+    ``problems`` a list of sentences found elsewhere.
     """
     problems = []
     if checks.get("types"):
@@ -368,6 +395,7 @@ def site_problems(checks, read=_read_text):
         except (IOError, OSError) as exc:
             problems.append("%s (%s) cannot be read on the controller (%s): name an existing file."
                             % (variable, path, exc.strerror))
+    problems += trusted_problems(checks.get("trusted"))
     for port in checks.get("ports") or []:
         problems += port_problems(port["variable"], port["port"], port.get("listening") or [], bool(port.get("own_active")))
     return problems + list(checks.get("problems") or [])

@@ -98,6 +98,9 @@ CASES = [
     ("prefix-semicolon", "ROCm prefix with ;", {"rocm_driver_prefix": "/opt/rocm;reboot"}, "rocm_driver_prefix must be an absolute path of letters"),
     ("poll-zero-torch", "pytorch_rocm poll interval 0", {"pytorch_rocm_poll_interval": 0}, "pytorch_rocm_poll_interval must be a number greater than 0"),
     ("poll-zero-job", "lora_job poll interval 0", {"lora_job_poll_interval": 0}, "lora_job_poll_interval between 1 and 30"),
+    ("trusted-https-index", "an https index given --trusted-host (pip would skip its certificate check)",
+     {"llamafactory_index_url": "https://mirrors.aliyun.com/pypi/simple", "llamafactory_trusted_hosts": ["mirrors.aliyun.com"]},
+     "llamafactory_trusted_hosts names mirrors.aliyun.com, which llamafactory_index_url or llamafactory_extra_index_urls reach over https"),
 ]
 RESULTS = {}
 WORKERS = 4  # the runs only read the host, so they can overlap; most of a run is waiting on connections

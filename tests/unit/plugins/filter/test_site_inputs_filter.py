@@ -20,7 +20,7 @@ HERE = os.path.dirname(site_inputs.__file__)
 
 
 def test_every_filter_has_its_sidecar_documentation():
-    assert set(FILTERS) == {"site_problems", "role_options", "role_file", "systemd_env_quote"}
+    assert set(FILTERS) == {"site_problems", "role_options", "role_file", "systemd_env_quote", "https_trusted_hosts"}
     for name in FILTERS:
         with open(os.path.join(HERE, name + ".yml"), encoding="utf-8") as handle:
             assert yaml.safe_load(handle)["DOCUMENTATION"]["name"] == name
@@ -43,3 +43,8 @@ def test_site_problems_wants_a_dict():
     assert FILTERS["site_problems"]({"positive": {"lora_job_lora_rank": 0}})[0].startswith("lora_job_lora_rank")
     with pytest.raises(AnsibleFilterError, match="expects a dict"):
         FILTERS["site_problems"]("nope")
+
+
+def test_https_trusted_hosts_filter_is_the_module_utils_check():
+    assert FILTERS["https_trusted_hosts"](["mirrors.aliyun.com", "mirror.lan"],
+                                          ["https://mirrors.aliyun.com/pypi/simple", "http://mirror.lan/simple"]) == ["mirrors.aliyun.com"]

@@ -166,3 +166,33 @@ def test_spec_options_drop_defaults():
     specs = {"argument_specs": {"main": {"options": {"a": {"type": "bool", "default": "{{ x }}"},
                                                      "b": {"type": "dict", "options": {"c": {"type": "int", "default": 1}}}}}}}
     assert si.spec_options(specs) == {"a": {"type": "bool"}, "b": {"type": "dict", "options": {"c": {"type": "int"}}}}
+
+
+@pytest.mark.parametrize("trusted, urls, expected", [
+    (["mirrors.aliyun.com"], ["https://mirrors.aliyun.com/pypi/simple"], ["mirrors.aliyun.com"]),
+    (["Mirrors.Aliyun.com:443"], ["HTTPS://mirrors.aliyun.com/pypi/simple"], ["mirrors.aliyun.com"]),  # case, a port
+    (["mirror.lan"], ["http://mirror.lan:3141/root/pypi/+simple/"], []),  # plain http may be trusted
+    (["mirror.lan"], ["https://pypi.org/simple", "http://mirror.lan/simple"], []),
+    (["pypi.tuna.tsinghua.edu.cn"], ["https://pypi.org/simple", "https://pypi.tuna.tsinghua.edu.cn/simple"],
+     ["pypi.tuna.tsinghua.edu.cn"]),  # an extra index counts too
+    ([], ["https://pypi.org/simple"], []),
+    (["pypi.org"], [], []),
+])
+def test_https_trusted_hosts(trusted, urls, expected):
+    assert si.https_trusted_hosts(trusted, urls) == expected
+
+
+@pytest.mark.parametrize("entry, expected", [
+    ({"role": "llamafactory", "trusted": ["mirrors.aliyun.com"], "urls": ["https://mirrors.aliyun.com/pypi/simple"]},
+     "llamafactory_trusted_hosts names mirrors.aliyun.com, which llamafactory_index_url or llamafactory_extra_index_urls "
+     "reach over https"),
+    # pytorch_rocm without an index URL of its own: the PyTorch index of the support matrix (https)
+    ({"role": "pytorch_rocm", "trusted": ["download.pytorch.org"], "urls": [""]}, "pytorch_rocm_trusted_hosts names download.pytorch.org"),
+    ({"role": "pytorch_rocm", "trusted": ["mirror.lan"], "urls": ["http://mirror.lan/whl/rocm6.4"]}, None),
+])
+def test_trusted_problems_in_the_site_validation(entry, expected):
+    problems = si.site_problems({"trusted": [entry]})
+    if expected is None:
+        assert problems == []
+    else:
+        assert len(problems) == 1 and expected in problems[0] and "--cert" in problems[0]
