@@ -34,5 +34,15 @@ for scenario in "$@"; do
     tail -n 80 "$logdir/$scenario.log"
   fi
 done
+echo "molecule: each scenario's time, slowest first:"
+for scenario in "$@"; do
+  result=$logdir/$scenario.result
+  if [ -f "$result" ]; then
+    read -r _ rc seconds <"$result"
+    printf '  %6ds  %-28s %s\n' "$seconds" "$scenario" "$([ "$rc" -eq 0 ] && echo passed || echo FAILED)"
+  else
+    printf '  %6s  %-28s %s\n' "-" "$scenario" "did not finish"
+  fi
+done | sort -rn
 echo "molecule: ${#@} scenario(s) in $(( $(date +%s) - start ))s, $jobs at a time"
 exit $failed
