@@ -119,6 +119,12 @@ molecule: venv bed tinymodel ## molecule test for every scenario, two at a time 
 	[ $$mirror_up = 1 ] || [ -n "$$(docker ps -aq --filter label=radeonlab.lab 2>/dev/null)" ] || tests/lab/mirror/serve.sh stop; \
 	exit $$rc
 
+# Issue 20: each scenario's verify must fail when converge is skipped (not part of `make test`).
+.PHONY: mutation
+mutation: venv bed tinymodel ## Mutation run: verify without converge must fail (SCENARIOS="a b")
+	tests/lab/mirror/build.sh && tests/lab/mirror/serve.sh start
+	tests/tools/mutation_run.sh $(SCENARIOS)
+
 .PHONY: lab-servers-down
 lab-servers-down: ## Stop the lab's mirror and hand-served wheelhouse (127.0.0.1:8765, :8768)
 	tests/lab/wheelhouse/serve.sh stop

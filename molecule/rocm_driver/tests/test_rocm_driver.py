@@ -4,8 +4,8 @@ import re
 import pytest
 
 EXPECTED = {
-    "navi31": {"gfx": "gfx1100", "meta": "rocm-hip-runtime", "extra": [], "rocm": "6.4.0"},
-    "navi22": {"gfx": "gfx1031", "meta": "rocm-dev", "extra": ["rocm-smi-lib"], "rocm": "7.0.0"},
+    "navi31": {"meta": "rocm-hip-runtime", "extra": [], "rocm": "6.4.0", "build": "60400"},
+    "navi22": {"meta": "rocm-dev", "extra": ["rocm-smi-lib"], "rocm": "7.0.0", "build": "70000"},
 }
 
 
@@ -21,8 +21,10 @@ def test_userspace_packages_installed(host, expected):
     assert host.package("rocm-core").version.startswith(expected["rocm"])
 
 
-def test_kernel_module_skipped_in_container(host):
-    # as 'amdgpu-install --no-dkms': no headers, no DKMS driver, no firmware, no pin, no reboot flag
+def test_kernel_module_skipped_in_container(host, expected):
+    # as 'amdgpu-install --no-dkms': the user space went in, but no headers, no DKMS driver, no
+    # firmware, no pin, no reboot flag (the absences mean something only once the role has run)
+    assert host.package(expected["meta"]).is_installed, "the role installed no user space"
     for name in ["amdgpu-dkms", "amdgpu-dkms-firmware", "dkms"]:
         assert not host.package(name).is_installed, name
     assert host.run("dpkg-query -W 'linux-headers-*'").rc != 0
@@ -54,8 +56,12 @@ def test_profile_snippet_puts_rocm_on_path(host):
     assert twice.stdout.strip().split(":").count("/opt/rocm/bin") == 1
 
 
-def test_rocminfo_sees_the_gpu(host, expected):
-    out = host.run("/opt/rocm/bin/rocminfo")
-    assert out.rc == 0, out.stdout + out.stderr
-    assert re.search(r"^\s*Device Type:\s+GPU\s*$", out.stdout, re.M)
-    assert re.search(r"^\s*Name:\s+%s\s*$" % expected["gfx"], out.stdout, re.M)
+def test_rocminfo_is_the_configured_rocm_line(host, expected):
+    # the rocminfo that the role's verify ran (and a login shell finds) is the package of the ROCm line
+    # this host is configured for, from the lab mirror at the role's pin; what it prints is the
+    # stand-in's capture, not the role's doing, so it is not checked here
+    owner = host.check_output("dpkg-query -S /opt/rocm/bin/rocminfo")
+    assert owner.split(":")[0] == "rocminfo", owner
+    assert ".%s-" % expected["build"] in host.package("rocminfo").version
+    policy = host.check_output("apt-cache policy rocminfo")
+    assert re.search(r"^\s+\*\*\* %s 600$" % re.escape(host.package("rocminfo").version), policy, re.M), policy

@@ -1,4 +1,6 @@
 """The 6.4 -> 30.10 upgrade lands the 30.10 firmware despite the epoch (see ../molecule.yml)."""
+import re
+
 FIRMWARE_6_4 = "1:6.12.12.60400-2147987.22.04"
 FIRMWARE_30_10 = "30.10.0.0.30100000-2204023.22.04"
 
@@ -9,18 +11,21 @@ def _version(host, name):
     return out.stdout.strip()
 
 
-def test_the_trap_is_real(host):
-    # negative control: by dpkg's ordering the old firmware is the NEWER one, so apt's default
-    # policy (highest version at equal pin 600) would have kept it
-    assert host.run("dpkg --compare-versions %s gt %s", FIRMWARE_6_4, FIRMWARE_30_10).rc == 0
+def test_converge_replaced_the_epoch_firmware(host):
+    # dpkg's log holds the change converge made: the 6.4 line's firmware (installed by prepare)
+    # replaced by the 30.10 line's, which by dpkg's ordering is OLDER (the epoch), so apt's default
+    # policy (highest version at equal pin 600) would never have made it
+    log = host.file("/var/log/dpkg.log").content_string
+    change = re.search(r" upgrade amdgpu-dkms-firmware:all (\S+) (\S+)$", log, re.M)
+    assert change, "dpkg never replaced amdgpu-dkms-firmware"
+    assert change.groups() == (FIRMWARE_6_4, FIRMWARE_30_10)
+    assert host.run("dpkg --compare-versions %s gt %s", *change.groups()).rc == 0
 
 
 def test_firmware_is_the_configured_lines(host):
     assert _version(host, "amdgpu-dkms-firmware") == FIRMWARE_30_10
     assert host.file("/lib/firmware/updates/amdgpu/RADEONLAB-LAB-STANDIN.txt").contains(FIRMWARE_30_10)
-
-
-def test_module_still_not_installed_in_container(host):
+    # the firmware changed, yet in a container the module is still not installed and no reboot flagged
     assert not host.package("amdgpu-dkms").is_installed
     assert not host.file("/run/reboot-required").exists
 

@@ -17,11 +17,6 @@ def expect(host):
     return EXPECT[host.backend.get_hostname().rsplit("-", 1)[1]]
 
 
-def test_identity_is_ubuntu(host, expect):
-    release = host.file("/etc/os-release").content_string
-    assert "ID=ubuntu" in release and 'VERSION_ID="%s"' % expect[0] in release
-
-
 def test_sources_use_the_ubuntu_suite(host, expect):
     suite = expect[1]
     for name, path in (("rocm", "rocm/apt/6.4"), ("amdgpu", "amdgpu/6.4/ubuntu")):
