@@ -60,7 +60,9 @@ def test_rocminfo_is_the_configured_rocm_line(host, expected):
     # the rocminfo that the role's verify ran (and a login shell finds) is the package of the ROCm line
     # this host is configured for, from the lab mirror at the role's pin; what it prints is the
     # stand-in's capture, not the role's doing, so it is not checked here
-    owner = host.check_output("dpkg-query -S /opt/rocm/bin/rocminfo")
+    real = host.check_output("readlink -f /opt/rocm/bin/rocminfo")  # /opt/rocm links to /opt/rocm-<version>
+    assert real == "/opt/rocm-%s/bin/rocminfo" % expected["rocm"]
+    owner = host.check_output("dpkg-query -S %s", real)
     assert owner.split(":")[0] == "rocminfo", owner
     assert ".%s-" % expected["build"] in host.package("rocminfo").version
     policy = host.check_output("apt-cache policy rocminfo")
