@@ -121,8 +121,7 @@ molecule: venv bed tinymodel ## molecule test for every scenario, two at a time 
 
 # Issue 20: each scenario's verify must fail when converge is skipped (not part of `make test`).
 .PHONY: mutation
-mutation: venv bed tinymodel ## Mutation run: verify without converge must fail (SCENARIOS="a b")
-	tests/lab/mirror/build.sh && tests/lab/mirror/serve.sh start
+mutation: venv bed tinymodel mirror ## Mutation run: verify without converge must fail (SCENARIOS="a b")
 	tests/tools/mutation_run.sh $(SCENARIOS)
 
 .PHONY: lab-servers-down

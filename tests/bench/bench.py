@@ -65,8 +65,8 @@ GIB_KIB = 1 << 20
 # fact feeds the runner, so that the plan sizes the seq² scores the math kernel keeps.
 MATH_KERNEL_SPEC = {"sdpa_kernel": "math"}
 # What a ``job:…:lean`` / ``job:…:nocount`` phase turns off in the Trainer, to find where the job's time goes against the
-# bare loop (which neither counts tokens per micro-batch nor clips gradients). Their tokens/s comes from the step time
-# (every bench row is longer than cutoff_len, so a step is batch x accumulation x seq tokens).
+# bare loop (which neither counts tokens per micro-batch nor clips gradients). Their timer sees no tokens: compare their
+# steady_step_s (every bench row is longer than cutoff_len, so a step is batch x accumulation x seq tokens).
 TRAINER_VARIANTS = {"lean": {"include_num_input_tokens_seen": False, "max_grad_norm": 0.0},
                     "nocount": {"include_num_input_tokens_seen": False}}
 

@@ -43,11 +43,12 @@ _TIMER = os.environ.get("BENCH_TIMER") == "1"
 APPLIED: dict = {}  # device index -> the cap applied (filled at GPU init)
 
 
-def result_line(res: dict) -> None:
-    """Print and append one ``BENCH_RESULT {json}`` line to ``BENCH_RESULT_FILE`` (also used by the bare loop)."""
+def result_line(res: dict, kind: str = "RESULT", shown=None) -> None:
+    """Print ``BENCH_<kind> {json}`` (``shown`` if given, else ``res``) and append ``res`` as one line to
+    ``BENCH_<kind>_FILE`` (the timers' results and the profiles; also used by the bare loop)."""
     line = json.dumps(res, sort_keys=True)
-    print("BENCH_RESULT " + line, flush=True)
-    path = os.environ.get("BENCH_RESULT_FILE")
+    print("BENCH_%s %s" % (kind, line if shown is None else json.dumps(shown)), flush=True)
+    path = os.environ.get("BENCH_%s_FILE" % kind)
     if path:
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(line + "\n")
@@ -103,12 +104,7 @@ def profile_line(tag: str, prof, wall: float) -> None:
     res = {"tag": tag, "kind": "profile", "steps": PROFILE_STEPS, "wall_s": round(wall, 4), "device_busy_s": round(busy_us / 1e6, 4),
            "kernel_launches": len(kernels), "cpu_ops": sum(e.count for e in avgs),
            "top_device": sorted(rows, key=lambda r: -r["device_ms"])[:40], "top_cpu": sorted(rows, key=lambda r: -r["cpu_ms"])[:40]}
-    line = json.dumps(res, sort_keys=True)
-    path = os.environ.get("BENCH_PROFILE_FILE")
-    if path:
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(line + "\n")
-    print("BENCH_PROFILE " + json.dumps({k: res[k] for k in ("tag", "wall_s", "device_busy_s", "kernel_launches", "cpu_ops")}), flush=True)
+    result_line(res, "PROFILE", {k: res[k] for k in ("tag", "wall_s", "device_busy_s", "kernel_launches", "cpu_ops")})
 
 
 def steady(times: list, tokens: list, t0: float, skip: int) -> dict:
