@@ -19,6 +19,7 @@ and must not add anything to it. Modules, each a small set of pure functions unl
 - ``trainer``    one attempt as a subprocess: find the CLI, signals, log tail
 - ``runner``     ``run``: the whole job with retries and resume
 - ``report``     the fleet report over the fetched results (controller side)
+- ``digest``     ``python -m radeonlab_lora.digest``: one sha256 over the package, to copy it only when it changed
 - ``cli``        ``python -m radeonlab_lora render|plan|run|status|check``
 """
 

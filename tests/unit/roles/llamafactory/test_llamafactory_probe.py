@@ -166,3 +166,44 @@ def test_main_prints_sorted_json(load_script, tmp_path, capsys):
     assert probe.main(["state", "--constraints", str(tmp_path / "none.txt")]) == 0
     out = capsys.readouterr().out
     assert json.loads(out)["constraints"] == [] and out.index('"constraints"') < out.index('"llamafactory"') < out.index('"python"')
+
+
+def _cached_report(run_script, json_of, fake_torch, venv, tmp_path, **env):
+    site, cli = venv
+    env = dict({"FAKE_TORCH_VERSION": "2.9.1+rocm6.4", "FAKE_TORCH_HIP": "6.4.43482", "FAKE_ENV_OUT": ENV_OUT,
+                "FAKE_FA_IMPORTED": str(tmp_path / "flash_attn_imported")}, **env)
+    proc = run_script("llamafactory", "llamafactory_probe.py", "report", "--cli", str(cli), "--cache", str(tmp_path / "probe.json"),
+                      env=env, path=[fake_torch, site])
+    assert proc.returncode == 0, proc.stderr
+    return json_of(proc)
+
+
+def test_report_is_read_back_while_the_venv_is_unchanged(run_script, json_of, fake_torch, venv, tmp_path):
+    first = _cached_report(run_script, json_of, fake_torch, venv, tmp_path)
+    assert "cached" not in first and first["torch"] == "2.9.1+rocm6.4"
+    # The same venv and environment: read back, even though torch would now say something else.
+    again = _cached_report(run_script, json_of, fake_torch, venv, tmp_path, FAKE_TORCH_VERSION="2.9.1+cu128")
+    assert again == dict(first, cached=True)
+
+
+@pytest.mark.parametrize("change", ["install", "uninstall", "environment"])
+def test_report_is_probed_again_after_any_change(run_script, json_of, fake_torch, venv, tmp_path, dist, change):
+    first = _cached_report(run_script, json_of, fake_torch, venv, tmp_path)
+    env = {"FAKE_TORCH_VERSION": "2.9.1+cu128", "FAKE_TORCH_HIP": ""}
+    if change == "install":
+        dist(venv[0], "flash_attn", "2.8.3")
+    elif change == "uninstall":
+        for entry in venv[0].glob("llamafactory*"):
+            for child in entry.iterdir():
+                child.unlink()
+            entry.rmdir()
+    else:
+        env["HIP_VISIBLE_DEVICES"] = "1"
+    again = _cached_report(run_script, json_of, fake_torch, venv, tmp_path, **env)
+    assert "cached" not in again and again["torch"] == "2.9.1+cu128" and again != first
+
+
+def test_a_failed_report_is_not_kept(run_script, json_of, fake_torch, venv, tmp_path):
+    failed = _cached_report(run_script, json_of, fake_torch, venv, tmp_path, FAKE_ENV_RC="1", FAKE_ENV_OUT="")
+    assert failed["env_error"] and not (tmp_path / "probe.json").exists()
+    assert "cached" not in _cached_report(run_script, json_of, fake_torch, venv, tmp_path)
