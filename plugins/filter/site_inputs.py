@@ -13,6 +13,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.radeonlab.llm.plugins.module_utils.site_inputs import (
     https_trusted_hosts,
+    redact_url,
     site_problems,
     spec_options,
     systemd_env_quote,
@@ -56,4 +57,5 @@ class FilterModule(object):
             "role_file": role_file,
             "systemd_env_quote": systemd_env_quote,
             "https_trusted_hosts": https_trusted_hosts,
+            "redact_url": redact_url,
         }

@@ -112,6 +112,20 @@ def systemd_env_quote(value):
     return '"%s"' % escaped
 
 
+def redact_url(value):
+    """``value`` with the password of every ``scheme://user:password@`` in it replaced by ``********``.
+
+    For messages and facts that name an index, wheelhouse or proxy URL: the user name stays, so it is clear
+    which credential is meant; a lone ``token@`` (no password part) is hidden whole. A URL without
+    credentials comes back unchanged.
+    """
+    def hide(match):
+        user, colon = match.group(2).partition(":")[:2]
+        return match.group(1) + (user + ":" if colon else "") + "********@"
+
+    return re.sub(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)([^/\s@]*)@", hide, str(value))
+
+
 def user_problems(users, accounts, uid_min=1000, create=(), unprivileged=True, uid_max=60000):
     """Accounts the play trains as or adds to the GPU groups, against the host's password database.
 

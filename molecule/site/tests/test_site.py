@@ -5,10 +5,17 @@ off, as a real fleet has it, and check that each guard stops with its message be
 """
 
 import functools
+import http.cookiejar
 import json
 import os
 import socket
+import stat
 import subprocess
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import yaml
 
 JOB_RUNS = "/var/lib/radeonlab/lora/tiny-alpaca/runs"
 RESULTS = os.path.join(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", ""), "lora-results")
@@ -242,3 +249,222 @@ def test_a_host_that_cannot_reach_the_wheelhouse_is_named_before_anything_is_ins
     assert "%s cannot reach the fleet wheelhouse at http://127.0.0.1:9/" % _hostname(host) in output, output[-3000:]
     assert "Install the missing repository prerequisites" not in output  # rocm_repo's first change
     assert "failed=1" in _recap(output, _hostname(host))
+
+
+# Secrets and exposure. The secrets are planted in molecule.yml (group_vars of lab_workstations); every
+# run of this scenario logs at -vvv into ANSIBLE_LOG (molecule.yml's provisioner env).
+EPHEMERAL = os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "")
+ANSIBLE_LOG = os.path.join(EPHEMERAL, "ansible-vvv.log")
+with open(os.path.join(os.path.dirname(CONVERGE), "molecule.yml"), encoding="utf-8") as _handle:
+    PLANTED = yaml.safe_load(_handle)["provisioner"]["inventory"]["group_vars"]["lab_workstations"]
+SECRETS = {
+    "HF token": PLANTED["lora_job_hf_token"],
+    "WebUI password": PLANTED["llamafactory_webui_auth_password"],
+    "index URL password": urllib.parse.urlsplit(PLANTED["llamafactory_wheelhouse_url"]).password,
+    "proxy URL password": urllib.parse.urlsplit(PLANTED["llamafactory_webui_extra_environment"]["HTTPS_PROXY"]).password,
+}
+LORA_ENV = "/etc/radeonlab/lora-tiny-alpaca.env"
+WEBUI_ENV = "/etc/llamafactory/webui-auth.env"
+# The only places a secret may be: root-only environment files systemd reads.
+ALLOWED = {LORA_ENV: {"HF token"}, WEBUI_ENV: {"WebUI password", "proxy URL password"}}
+HOST_TREES = ["/etc", "/var/lib/radeonlab", "/var/lib/llamafactory", "/opt/radeonlab", "/usr/local/lib/radeonlab",
+              "/home", "/root", "/tmp", "/var/tmp", "/var/log"]
+
+
+def _root_only(host, path):
+    item = host.file(path)
+    return item.user == "root" and item.group == "root" and item.mode == 0o600
+
+
+def test_each_secret_reached_where_it_is_used(host):
+    # (booleans first: a failing assert must not print a secret into the log the tests below grep)
+    assert all(len(value) >= 16 for value in SECRETS.values()), list(SECRETS)
+    assert _root_only(host, LORA_ENV) and _root_only(host, WEBUI_ENV)
+    token_there = "HF_TOKEN=%s" % SECRETS["HF token"] in host.file(LORA_ENV).content_string
+    assert token_there, "the HF token is not in " + LORA_ENV
+    webui_env = host.file(WEBUI_ENV).content_string
+    password_there = 'LLAMAFACTORY_WEBUI_AUTH_PASSWORD="%s"' % SECRETS["WebUI password"] in webui_env
+    assert password_there, "the WebUI password is not in " + WEBUI_ENV
+    # The proxy reached the WebUI process (its environment, readable by root and its own user only) ...
+    pid = host.check_output("systemctl show -p MainPID --value llamafactory-webui.service")
+    assert pid != "0"
+    environ = host.check_output("tr '\\0' '\\n' < /proc/%s/environ" % pid)
+    proxy_there = "HTTPS_PROXY=%s" % PLANTED["llamafactory_webui_extra_environment"]["HTTPS_PROXY"] in environ
+    assert proxy_there, "the WebUI process has not the planted HTTPS_PROXY"
+    # ... and not the world-readable unit (nor `systemctl show`, which any user may run).
+    assert "HTTPS_PROXY" not in host.file("/etc/systemd/system/llamafactory-webui.service").content_string
+    # LLaMA-Factory came through the URL with the credential: the fact names it, password hidden.
+    facts = json.loads(host.file("/etc/ansible/facts.d/llamafactory.fact").content_string)
+    assert facts["source"] == "http://wheeluser:********@127.0.0.1:%d/" % WHEELHOUSE_PORT
+    with open(WHEELHOUSE_LOG, encoding="utf-8") as handle:
+        assert [line for line in handle if "GET /llamafactory-" in line and " 200 " in line]
+
+
+def _http(opener, url, data=None):
+    try:
+        with opener.open(url, data=data, timeout=30) as answer:
+            return answer.status, answer.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as refused:
+        return refused.code, refused.read().decode("utf-8", "replace")
+
+
+def test_the_webui_login_refuses_a_wrong_password_and_accepts_the_right_one(host):
+    port = json.loads(host.file("/etc/ansible/facts.d/llamafactory.fact").content_string)["webui"]["port"]
+    base = "http://127.0.0.1:%d" % port
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+
+    def login(password):
+        form = {"username": PLANTED["llamafactory_webui_auth_user"], "password": password}
+        return _http(opener, base + "/login", urllib.parse.urlencode(form).encode())
+
+    assert _http(opener, base + "/config")[0] == 401  # the UI's config needs a login
+    status, body = login(SECRETS["WebUI password"] + "x")
+    assert status == 400 and "Incorrect credentials" in body, status
+    assert _http(opener, base + "/config")[0] == 401
+    status, body = login(SECRETS["WebUI password"])
+    assert status == 200 and json.loads(body).get("success") is True, status
+    status, body = _http(opener, base + "/config")
+    assert status == 200 and "components" in body, status
+
+
+def test_results_on_the_controller_are_not_readable_by_others(host):
+    folder = os.path.join(RESULTS, _hostname(host))
+    for path in (RESULTS, folder):
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o700, path
+    assert stat.S_IMODE(os.stat(os.path.join(folder, "host.json")).st_mode) == 0o600
+
+
+def test_a_symlink_the_training_user_plants_does_not_make_root_fetch_what_it_points_to(host):
+    if _hostname(host) != FIRST_HOST:
+        return  # one host shows it (each converge again costs a whole validation of the site)
+    output_dir = _status(host)["output_dir"]
+    planted = os.path.join(output_dir, "all_results.json")  # fetched when present (fail_on_missing: false)
+    fetched = os.path.join(RESULTS, FIRST_HOST, "all_results.json")
+    trainer = "runuser -u trainer -- "
+    host.check_output(trainer + "sh -c 'mv -f %s %s.orig 2>/dev/null; ln -s /etc/shadow %s'" % (planted, planted, planted))
+    try:
+        assert host.file(planted).is_symlink and host.file(planted).user == "trainer"
+        run = subprocess.run(["ansible-playbook", "-i", os.environ["MOLECULE_INVENTORY_FILE"], CONVERGE,
+                              "--tags", "lora_job", "--limit", FIRST_HOST],
+                             capture_output=True, text=True, timeout=1200, check=False)
+        output = run.stdout + run.stderr
+        assert run.returncode == 0, output[-3000:]
+        assert "Fetch the adapter" in output
+    finally:
+        host.check_output(trainer + "sh -c 'rm -f %s; mv -f %s.orig %s 2>/dev/null || true'" % (planted, planted, planted))
+    if os.path.exists(fetched):
+        with open(fetched, encoding="utf-8", errors="replace") as handle:
+            assert "root:" not in handle.read(), "root copied /etc/shadow through the trainer's symlink"
+
+
+def _holds(path):
+    """The planted secrets a file holds, read in chunks (the wheelhouse has GB-sized wheels)."""
+    overlap = max(len(value) for value in SECRETS.values())
+    found, tail = set(), b""
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 23), b""):
+            data = tail + chunk
+            found |= {what for what, value in SECRETS.items() if value.encode() in data}
+            tail = data[-overlap:]
+    return found
+
+
+def _hits(paths, skip=()):
+    """{path: {secret names}} for every file under paths that holds a planted secret, and the number looked at."""
+    found, looked = {}, 0
+    for top in paths:
+        for folder, _, names in os.walk(top):
+            for name in names:
+                path = os.path.join(folder, name)
+                if os.path.islink(path) or not os.path.isfile(path) or any(path.startswith(s) for s in skip):
+                    continue
+                looked += 1
+                hit = _holds(path)
+                if hit:
+                    found[path] = hit
+    return found, looked
+
+
+# Where each test looked and what it found, for docs/reliability_secrets.md (the last test writes it).
+FINDINGS = []
+
+
+def _record(where, looked, found):
+    FINDINGS.append((where, looked, sorted({name for names in found.values() for name in names}), sorted(found)))
+
+
+def test_no_secret_in_any_output_of_the_runs(host):
+    # Every create/prepare/converge/idempotence run and verify's converges, at -vvv.
+    with open(ANSIBLE_LOG, "rb") as handle:
+        data = handle.read()
+    assert b"ESTABLISH DOCKER CONNECTION" in data, "the log is not -vvv"
+    assert b"PLAY [ROCm, GPU access, PyTorch for ROCm" in data
+    assert b"wheeluser:********@127.0.0.1" in data  # the URL was printed redacted, so it was printed
+    hits = [what for what, value in SECRETS.items() if value.encode() in data]
+    if _hostname(host) == FIRST_HOST:
+        _record("controller: every run's output at -vvv (%.1f MB, ANSIBLE_LOG_PATH)" % (len(data) / 1e6), 1,
+                {ANSIBLE_LOG: hits} if hits else {})
+    assert not hits
+
+
+def test_no_secret_in_any_file_on_the_controller(host):
+    # The results, the wheelhouse and its metadata, the lab's cache, molecule's state but its inventory and
+    # its copy of molecule.yml (which hold what was planted) and the run log (checked above).
+    if _hostname(host) != FIRST_HOST:
+        return  # the controller is one, whichever host this is
+    assert os.path.isdir(os.path.join(PROJECT, ".cache", "wheelhouse", ".radeonlab"))
+    found, looked = _hits([RESULTS, os.path.join(PROJECT, ".cache"), EPHEMERAL],
+                          skip=(os.path.join(EPHEMERAL, "inventory") + os.sep, os.path.join(EPHEMERAL, "molecule.yml"),
+                                ANSIBLE_LOG))
+    _record("controller: results, .cache (wheelhouse, its .radeonlab metadata, lab), molecule state", looked, found)
+    assert looked > 10 and not found, sorted(found)
+
+
+def test_no_secret_in_any_file_or_the_journal_of_the_host(host):
+    name = _hostname(host)
+    trees = " ".join(t for t in HOST_TREES if host.file(t).exists)
+    listed = host.run("grep -rIlF %s %s" % (" ".join("-e %s" % v for v in SECRETS.values()), trees))
+    assert listed.rc in (0, 1), listed.stderr
+    looked = int(host.check_output("find %s -xdev -type f 2>/dev/null | wc -l" % trees))
+    found = {}
+    for path in listed.stdout.split():
+        content = host.file(path).content_string
+        found[path] = {what for what, value in SECRETS.items() if value in content} - ALLOWED.get(path, set())
+    found = {path: hit for path, hit in found.items() if hit}
+    _record("%s: text files under %s" % (name, trees), looked, found)
+    journal = host.run("journalctl --no-pager -o cat").stdout
+    units = host.run("systemctl show '*' 2>/dev/null").stdout
+    for where, text in (("journal", journal), ("systemctl show of every unit", units)):
+        hit = {what for what, value in SECRETS.items() if value in text}
+        _record("%s: %s (%d lines)" % (name, where, text.count("\n")), 1, {where: hit} if hit else {})
+        assert text and not hit, where
+    assert set(ALLOWED) <= set(listed.stdout.split()), "the grep does not see the root-only files"
+    assert not found, sorted(found)
+
+
+DOC = os.path.join(PROJECT, "docs", "reliability_secrets.md")
+
+
+def test_write_docs_reliability_secrets(host):
+    """Rewritten after each host's tests; the last one has every row."""
+    rows = ["| where | files | secrets found | in |", "|---|---|---|---|"]
+    for where, looked, names, paths in FINDINGS:
+        rows.append("| %s | %d | %s | %s |" % (where, looked, ", ".join(names) or "0", ", ".join(paths) or "-"))
+    total = sum(len(paths) for _, _, _, paths in FINDINGS)
+    text = """# Secrets: planted, looked for, found
+
+Generated by `molecule test -s site` (molecule/site/tests/test_site.py); do not edit. The scenario plants four
+secrets (molecule/site/molecule.yml), each used for real: a Hugging Face token (`lora_job_hf_token`, in the job's
+environment), a WebUI password (`llamafactory_webui_auth_password`: Gradio's login, tested with a wrong and the right
+password over HTTP), the password of a wheelhouse URL LLaMA-Factory installs from (`llamafactory_wheelhouse_url`
+`http://wheeluser:...@127.0.0.1:8767/`, a server that ignores it) and the password of a proxy URL
+(`llamafactory_webui_extra_environment` HTTPS_PROXY, reaching the WebUI process). Every run of the scenario logs
+at -vvv (ANSIBLE_VERBOSITY=3) to one file. Allowed places: %s, root-only (0600) environment files systemd reads.
+
+%s
+
+Secret occurrences found outside the allowed places: **%d**.
+""" % (", ".join("`%s`" % path for path in ALLOWED), "\n".join(rows), total)
+    with open(DOC, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    assert FINDINGS

@@ -20,7 +20,7 @@ HERE = os.path.dirname(site_inputs.__file__)
 
 
 def test_every_filter_has_its_sidecar_documentation():
-    assert set(FILTERS) == {"site_problems", "role_options", "role_file", "systemd_env_quote", "https_trusted_hosts"}
+    assert set(FILTERS) == {"site_problems", "role_options", "role_file", "systemd_env_quote", "https_trusted_hosts", "redact_url"}
     for name in FILTERS:
         with open(os.path.join(HERE, name + ".yml"), encoding="utf-8") as handle:
             assert yaml.safe_load(handle)["DOCUMENTATION"]["name"] == name

@@ -51,6 +51,18 @@ def test_systemd_env_quote(value, quoted):
     assert si.systemd_env_quote(value) == quoted
 
 
+@pytest.mark.parametrize("value, redacted", [
+    ("http://127.0.0.1:8767/", "http://127.0.0.1:8767/"),
+    ("https://ci:s3cret@mirror.example/simple", "https://ci:********@mirror.example/simple"),
+    ("http://u:p%40ss@proxy:3128", "http://u:********@proxy:3128"),
+    ("https://ghp_token@mirror.example/", "https://********@mirror.example/"),  # a token as the user
+    ("--proxy=http://a:b@p:1 --index-url https://c:d@i/simple", "--proxy=http://a:********@p:1 --index-url https://c:********@i/simple"),
+    ("pip's say: user:pass@host without a scheme", "pip's say: user:pass@host without a scheme"),
+])
+def test_redact_url(value, redacted):
+    assert si.redact_url(value) == redacted
+
+
 def test_secret_with_a_newline_is_refused_and_not_echoed():
     problems = si.secret_problems({"llamafactory_webui_auth_password": "secret\nvalue", "lora_job_hf_token": "hf_ok"})
     assert len(problems) == 1 and "llamafactory_webui_auth_password" in problems[0] and "secret" not in problems[0]
