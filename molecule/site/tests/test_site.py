@@ -146,6 +146,22 @@ CONVERGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 
 
 @functools.lru_cache(maxsize=None)
+def _check_mode_run():
+    """The site in check mode with --diff on the converged fleet, as converge ran it (the lab's switch on)."""
+    argv = ["ansible-playbook", "-i", os.environ["MOLECULE_INVENTORY_FILE"], CONVERGE, "--check", "--diff"]
+    run = subprocess.run(argv, capture_output=True, text=True, timeout=1200, check=False)
+    return run.returncode, run.stdout + run.stderr
+
+
+def test_check_mode_on_the_converged_fleet_fails_nowhere_and_would_change_nothing(host):
+    rc, output = _check_mode_run()
+    recap = _recap(output, _hostname(host))
+    assert rc == 0, output[-3000:]
+    assert " changed=0 " in recap and " failed=0 " in recap, recap
+    assert "--- before" not in output, "a diff on a converged host: " + output[output.index("--- before"):][:2000]
+
+
+@functools.lru_cache(maxsize=None)
 def _converge_again(*args):
     """ansible-playbook of this scenario's converge with extra arguments, once per argument set (not per host)."""
     argv = ["ansible-playbook", "-i", os.environ["MOLECULE_INVENTORY_FILE"], CONVERGE, "-e", "radeonlab_torch_without_hip=false"]
