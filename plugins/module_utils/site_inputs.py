@@ -19,6 +19,7 @@ import json
 import re
 from urllib.parse import urlsplit
 
+from ansible_collections.radeonlab.llm.plugins.module_utils.free_space import space_problems
 from ansible_collections.radeonlab.llm.plugins.module_utils.gfx import torch_for
 from ansible_collections.radeonlab.llm.plugins.module_utils.support_matrix import TORCH_INDEX_BASE
 
@@ -376,7 +377,7 @@ def site_problems(checks, read=_read_text):
     ``torch`` {rocm_version, torch}; ``webui`` {enabled, bind, port, user, password, loopback_re}; ``paths``,
     ``positive``, ``secrets`` {variable: value}; ``datasets`` {variable: controller path}; ``trusted`` a list of
     {role, trusted, urls} (``trusted_problems``); ``ports`` a list of {variable, port, listening, own_active};
-    ``problems`` a list of sentences found elsewhere.
+    ``space`` {needs, mounts} (free_space.space_problems); ``problems`` a list of sentences found elsewhere.
     """
     problems = []
     if checks.get("types"):
@@ -412,4 +413,6 @@ def site_problems(checks, read=_read_text):
     problems += trusted_problems(checks.get("trusted"))
     for port in checks.get("ports") or []:
         problems += port_problems(port["variable"], port["port"], port.get("listening") or [], bool(port.get("own_active")))
+    if checks.get("space"):
+        problems += space_problems(checks["space"].get("needs"), checks["space"].get("mounts"))
     return problems + list(checks.get("problems") or [])

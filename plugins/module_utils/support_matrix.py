@@ -15,7 +15,7 @@ Bump ``MATRIX_VERSION`` whenever any entry changes.
 
 from __future__ import annotations
 
-MATRIX_VERSION = "2026.12.3"
+MATRIX_VERSION = "2026.12.5"
 
 # ---------------------------------------------------------------------------------------------
 # Sources (short keys used by the entries below)
@@ -123,6 +123,42 @@ SOURCES = {
         "https://github.com/ROCm/aotriton/issues/118 ('[Feature]: Add Navi2x Support', RX 6800 XT, open): no AOTriton "
         "release has gfx103x kernels, so RDNA2 (gfx1030, and gfx1031-1036 under 10.3.0) runs SDPA's math kernel"
     ),
+    "compat_csv": (
+        "AMD's compatibility-matrix-historical-6.0.csv (ROCm/ROCm docs/compatibility, read in the fork copy "
+        "hanzoai/ROCm@0057200c, columns 6.0.0 ... 7.1.0): operating systems and GPU / LLVM targets per release; "
+        "Debian, SLES, Oracle and Azure Linux carry Instinct-only footnotes"
+    ),
+    "radeon_os_700": (
+        "rocm_facts.md §1 (ROCm 7.0 footnote: Radeon / Radeon PRO 'only supported on Ubuntu 24.04.3, Ubuntu 22.04.5, "
+        "and RHEL 9.6'); ROCm/legacy-rocm-build docs/compatibility/includes/system-radeon.rst @78d582d1 (7.1-era "
+        "Radeon table: Ubuntu 24.04.3, 22.04.5, RHEL 10.1/10.0; no Debian)"
+    ),
+    "rocm_releases": (
+        "https://github.com/ROCm/rocminfo/releases and https://github.com/ROCm/rccl/releases (rocm-7.0.0 ... rocm-7.2.4 "
+        "tags: 7.0.0 2025-09-16, 7.0.2 10 Oct, 7.1.0 30 Oct, 7.1.1 26 Nov, 7.2.0 2026-01-21, 7.2.4 28 May 'Latest'); "
+        "api-evangelist/advanced-micro-devices changelog @7215df2e (from api.github.com/repos/ROCm/ROCm/releases, "
+        "generated 2026-08-30); pytorch/test-infra#7430 (2025-10-31): 'ROCm 7.1 released 10/30'"
+    ),
+    "amdgpu_versions": (
+        "ROCm/amdgpu-docs docs/release/versions.rst @14a89b8e (30.10.0 2025-09-16, 30.10.1 2025-09-17, 30.10.2 "
+        "2025-10-10, 30.20.0 2025-10-30, 30.20.1 2025-11-26, 30.30.0 2026-01-21: each the date of a ROCm release); "
+        "https://github.com/ROCm/amdgpu-docs/pull/97 (conf.py amdgpu_url_version '30.30.3' with rocm_version "
+        "'7.2.3'); rocm_facts.md §1 (30.10 ... 30.20.1 from 3rd-party scripts, ROCm/ROCm#5566); 3rd-party apt logs "
+        "and scripts pairing rocm/apt/7.2 with amdgpu/30.30/ubuntu"
+    ),
+    "torch_index_7x": (
+        "https://github.com/pytorch/test-infra/pull/7430 (2025-10-31, binary matrix -> ROCm 7.0, 7.1); test-infra#7763 "
+        "('Move ROCm 7.0,7.1->7.1,7.2'); test-infra#8451 (2026-08-05: release ROCM_ARCHES ['7.1', '7.2']); "
+        "test-infra#8498 (2026-08-11: release/2.14 builds ['7.2', '7.14'], the release channel 'still describe[s] GA "
+        "2.13' = ['7.1', '7.2']); 3rd-party installs torch 2.10.0+rocm7.1 / torchvision 0.25.0+rocm7.1 "
+        "(invoke-ai/InvokeAI#9297, 2026-06-23) and torch 2.11.0 / 2.12.0 (torchvision 0.27.0) from whl/rocm7.2"
+    ),
+    "torch_companions_7x": (
+        "torch==2.10.0 torchvision==0.25.0 torchaudio==2.10.0 and torch==2.11.0 torchvision==0.26.0 torchaudio==2.11.0 "
+        "(3rd-party install lines); ROCm/TheRock RELEASES.md @89553ce3 compatibility table: torch 2.12 / 2.13 with "
+        "torchvision 0.27 / 0.28 and torchaudio 2.11 (TheRock's wheels; download.pytorch.org's torchaudio for 2.12+ "
+        "UNVERIFIED)"
+    ),
     "bnb_lf": (
         "https://github.com/bitsandbytes-foundation/bitsandbytes/issues/1955 (LLaMA-Factory 0.9.5 QLoRA 4-bit on an "
         "AI PRO R9700, gfx1201, ROCm 7.2.3)"
@@ -147,6 +183,9 @@ _TORCH_B = ("gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx1030", "gfx110
 _TORCH_C = _TORCH_B + ("gfx950", "gfx1150", "gfx1151")
 _TORCH_D = _TORCH_C + ("gfx1103",)
 
+_UBUNTU_2004 = ("22.04", "20.04")
+_UBUNTU_2404 = ("24.04", "22.04")
+
 # ---------------------------------------------------------------------------------------------
 # Per ROCm release line
 #   official_radeon / official_instinct: gfx targets in AMD's Linux support table
@@ -155,6 +194,9 @@ _TORCH_D = _TORCH_C + ("gfx1103",)
 #   torch: targets the default PyTorch wheel of that line (see TORCH_WHEELS) ships kernels for;
 #          None when no stable PyTorch index is recorded for the line
 #   per_node_override: libhsakmt reads HSA_OVERRIDE_GFX_VERSION_<node>
+#   ubuntu / debian: the releases AMD lists the line for (Debian: Instinct only, never Radeon); None when not
+#          recorded. radeonlab.llm.rocm_repo's vars/<distribution>.yml hold the same lists (a unit test keeps them equal)
+#   released / latest: first release (x.y.0) and newest point release with dates; None when not recorded
 # ---------------------------------------------------------------------------------------------
 RELEASES = {
     "5.7": {
@@ -166,6 +208,8 @@ RELEASES = {
         "rocblas": _RB_57, "rocblas_verified": True,
         "torch": _TORCH_A, "torch_verified": False,
         "per_node_override": False,
+        "ubuntu": None, "debian": None, "os_verified": False, "os_source": "riol",
+        "released": None, "latest": None, "release_source": None,
         "notes": "Reference tables start at 6.0: the 5.7 official list is UNVERIFIED (assumed as 6.0 without gfx942). "
                  "rocBLAS 5.7 still builds gfx803, PyTorch wheels never did.",
     },
@@ -178,6 +222,8 @@ RELEASES = {
         "rocblas": _RB_60, "rocblas_verified": True,
         "torch": _TORCH_A6, "torch_verified": True,
         "per_node_override": False,
+        "ubuntu": _UBUNTU_2004, "debian": (), "os_verified": True, "os_source": "compat_csv",
+        "released": None, "latest": None, "release_source": None,
         "notes": "gfx906 MI50 deprecated; gfx900 MI25 unsupported (kernels still ship).",
     },
     "6.1": {
@@ -189,6 +235,8 @@ RELEASES = {
         "rocblas": _RB_60, "rocblas_verified": True,
         "torch": _TORCH_A6, "torch_verified": True,
         "per_node_override": False,
+        "ubuntu": _UBUNTU_2004, "debian": (), "os_verified": True, "os_source": "compat_csv",
+        "released": None, "latest": None, "release_source": None,
         "notes": "+ RX 7900 GRE, PRO W7800 (gfx1100); Radeon VII/PRO VII (gfx906) deprecated.",
     },
     "6.2": {
@@ -200,6 +248,8 @@ RELEASES = {
         "rocblas": _RB_60, "rocblas_verified": True,
         "torch": _TORCH_A6, "torch_verified": True,
         "per_node_override": True,
+        "ubuntu": _UBUNTU_2404, "debian": (), "os_verified": True, "os_source": "compat_csv",
+        "released": None, "latest": None, "release_source": None,
         "notes": "First line with per-node HSA_OVERRIDE_GFX_VERSION_<node> (ROCT-Thunk-Interface#104).",
     },
     "6.3": {
@@ -211,6 +261,8 @@ RELEASES = {
         "rocblas": _RB_63, "rocblas_verified": False,
         "torch": _TORCH_B, "torch_verified": False,
         "per_node_override": True,
+        "ubuntu": _UBUNTU_2404, "debian": ("12",), "os_verified": True, "os_source": "compat_csv",
+        "released": None, "latest": None, "release_source": None,
         "notes": "Official list = compat-matrix targets. torch 2.8.0+rocm6.3 arch list (gfx1101/1102/1200/1201 added) "
                  "and rocBLAS gfx1151 are UNVERIFIED for this exact line.",
     },
@@ -223,6 +275,8 @@ RELEASES = {
         "rocblas": _RB_64, "rocblas_verified": False,
         "torch": _TORCH_C, "torch_verified": True,
         "per_node_override": True,
+        "ubuntu": _UBUNTU_2404, "debian": ("12",), "os_verified": True, "os_source": "compat_csv",
+        "released": None, "latest": None, "release_source": None,
         "notes": "+ RX 9070/9060 (gfx1201/gfx1200), RX 7800 XT / PRO W7700 (gfx1101), MI325X; gfx906 unsupported. "
                  "torch 2.9.x wheels built against ROCm 6.4.4 carry gfx1150/gfx1151; which 6.4.x rocBLAS first "
                  "ships gfx1151/gfx12 kernels is UNVERIFIED.",
@@ -236,19 +290,29 @@ RELEASES = {
         "rocblas": _RB_70, "rocblas_verified": False,
         "torch": _TORCH_C, "torch_verified": False,
         "per_node_override": True,
-        "notes": "+ RX 7700 XT, MI350X/MI355X (gfx950); MI50 unsupported. No stable PyTorch index is recorded for rocm7.0 "
-                 "in rocm_facts.md §4; the wheel arch list is the one PyTorch's libtorch builder uses for ROCm 7.0.2.",
+        "ubuntu": _UBUNTU_2404, "debian": ("13", "12"), "os_verified": True, "os_source": "compat_csv",
+        "released": "7.0.0 (2025-09-16)", "latest": "7.0.2 (2025-10-10)", "release_source": "rocm_releases",
+        "notes": "+ RX 7700 XT, MI350X/MI355X (gfx950); MI50 unsupported. Debian 12 (13 from 7.0.2) for Instinct only; "
+                 "Radeon only on Ubuntu 24.04.3 / 22.04.5 and RHEL 9.6. Ryzen APUs (gfx1151) are not listed "
+                 "(ROCm/legacy-rocm-build#5339, 2025-09-16, 3rd-party). whl/rocm7.0 serves torch 2.10 only (an "
+                 "inference: test-infra#7430 then #7763); the wheel arch list is the one PyTorch's libtorch builder uses "
+                 "for ROCm 7.0.2. amdgpu driver 30.10.x.",
     },
     "7.1": {
         "official_radeon": ("gfx1201", "gfx1200", "gfx1101", "gfx1100", "gfx1030"),
         "official_instinct": ("gfx950", "gfx942", "gfx90a", "gfx908"),
         "deprecated": (),
-        "official_verified": False,
-        "official_source": "riol",
+        "official_verified": True,
+        "official_source": "compat_csv",
         "rocblas": _RB_70, "rocblas_verified": False,
         "torch": _TORCH_D, "torch_verified": False,
         "per_node_override": True,
-        "notes": "UNVERIFIED (assumed as 7.0). PyTorch only as whl/nightly/rocm7.1.",
+        "ubuntu": _UBUNTU_2404, "debian": ("13", "12"), "os_verified": True, "os_source": "compat_csv",
+        "released": "7.1.0 (2025-10-30)", "latest": "7.1.1 (2025-11-26)", "release_source": "rocm_releases",
+        "notes": "AMD's 7.1.0 column lists the 7.0 targets. Radeon on Ubuntu 24.04.3 / 22.04.5 and RHEL 10.1 / 10.0 "
+                 "(radeon_os_700); Debian for Instinct only. Ryzen (gfx1150/gfx1151) and gfx1102 on this line are "
+                 "UNVERIFIED (no stored copy of AMD's 7.1 Radeon/Ryzen pages). Stable torch 2.10-2.13 on whl/rocm7.1 "
+                 "(torch_index_7x). amdgpu driver 30.20.x.",
     },
     "7.2": {
         "official_radeon": ("gfx1201", "gfx1200", "gfx1101", "gfx1100", "gfx1030"),
@@ -259,12 +323,35 @@ RELEASES = {
         "rocblas": _RB_70, "rocblas_verified": False,
         "torch": _TORCH_D, "torch_verified": False,
         "per_node_override": True,
-        "notes": "UNVERIFIED (assumed as 7.1). Classic 7.2.x still needs the override for gfx1101-class targets "
-                 "(3rd-party); TheRock 7.14+/10.x is not covered by this matrix.",
+        "ubuntu": _UBUNTU_2404, "debian": ("13", "12"), "os_verified": False, "os_source": "radeon_os_700",
+        "released": "7.2.0 (2026-01-21)", "latest": "7.2.4 (2026-05-28)", "release_source": "rocm_releases",
+        "notes": "UNVERIFIED (assumed as 7.1): no stored copy of AMD's 7.2.x compatibility pages; AMD's 7.14 pages list "
+                 "the same Radeon targets plus gfx1102 on Ubuntu 24.04.4 / 22.04.5. Ryzen gfx1151 UNVERIFIED (an AMD "
+                 "comment on ROCm/legacy-rocm-build#5339, 2026-03-25, says the Radeon/Ryzen docs call out Strix Halo). "
+                 "Stable torch 2.11-2.13 on whl/rocm7.2 (torch_index_7x; which torch first used it is an inference). "
+                 "amdgpu driver 30.30.x (AMDGPU_REPO_VERSIONS). 7.2.5 UNVERIFIED. Classic 7.2.x still needs the override "
+                 "for gfx1101-class targets (3rd-party); TheRock 7.14+/10.x is not covered by this matrix.",
     },
 }
 
 RELEASE_LINES = tuple(RELEASES)
+
+# From ROCm 7.0 the amdgpu driver repository (repo.radeon.com/amdgpu/<version>/ubuntu) has its own version. Keys are
+# ROCm versions with a trailing ".0" stripped, as in the repository paths; a release missing here has no confirmed
+# pairing (7.2.1/7.2.2: AMD's conf.py says 30.30.2, the 7.2.1 installer ships 30.30.1; 7.2.4: none seen) and
+# radeonlab.llm.rocm_repo asks for rocm_repo_amdgpu_version. roles/rocm_repo/vars/main.yml holds the same table.
+AMDGPU_REPO_VERSIONS = {
+    "7.0": "30.10", "7.0.1": "30.10.1", "7.0.2": "30.10.2",
+    "7.1": "30.20", "7.1.1": "30.20.1",
+    "7.2": "30.30", "7.2.3": "30.30.3",
+}
+AMDGPU_REPO_NOTES = (
+    "7.0 ... 7.2: a ROCm and a driver release of the same day (amdgpu_versions), also in 3rd-party scripts; "
+    "7.2.3 -> 30.30.3: AMD's amdgpu-docs conf.py. Firmware epoch trap "
+    "(rocm_facts.md §1, ROCm/ROCm#5566): 6.4.x's amdgpu-dkms-firmware 1:6.12.12.60404 (epoch 1) outranks "
+    "30.10.2.0.30100200 from repo.radeon.com at pin priority 600, so an upgrade from 6.4 keeps the old firmware "
+    "unless it is replaced explicitly."
+)
 
 # ---------------------------------------------------------------------------------------------
 # Override families: a GPU of a family that lacks kernels on a line borrows the kernels of the
@@ -336,7 +423,7 @@ PRE_GFX9_REASON = (
 )
 
 # ---------------------------------------------------------------------------------------------
-# Chip IDs (rocminfo 'Chip ID', PCI device id) seen in the shared corpus. Used only to recognise
+# Chip IDs (rocminfo 'Chip ID', PCI device id) seen in the shared corpus or tests/fixtures/rocminfo. Used only to recognise
 # a capture taken while HSA_OVERRIDE_GFX_VERSION was set (Name: shows the overridden target).
 # ---------------------------------------------------------------------------------------------
 CHIP_IDS = {
@@ -353,6 +440,11 @@ CHIP_IDS = {
     0x15d8: ("gfx902", "Picasso iGPU (Ryzen 3500U), corpus 08"),
     0x1900: ("gfx1103", "Phoenix iGPU (Radeon 780M), corpus 22"),
     0x1586: ("gfx1151", "Strix Halo (Radeon 8060S), corpus 07"),
+    0x7590: ("gfx1200", "Navi 44 (RX 9060 XT), tests/fixtures/rocminfo 32 (ROCm/ROCm#5999); ROCm/rocminfo#123 and "
+                        "ROCm/TheRock#6783 list PCI ID 7590 as gfx1200 / Navi44"),
+    0x7550: ("gfx1201", "RX 9070 XT, tests/fixtures/rocminfo 33 (ROCm/ROCm#5814); ROCm/rocminfo#123 lists 7550/7551 as "
+                        "gfx1201"),
+    0x13c0: ("gfx1036", "Granite Ridge iGPU (Ryzen 9 9950X), tests/fixtures/rocminfo 33 (ROCm/ROCm#5814)"),
 }
 
 # Example products per target, for the generated tables only.
@@ -425,15 +517,66 @@ TORCH_WHEELS = (
      "numpy_pin": None, "verified": True, "nightly": False, "source": "torch_index"},
     {"torch": "2.9.1", "index_tag": "rocm6.4", "rocm_line": "6.4", "torchvision": "0.24.1", "torchaudio": "2.9.1",
      "numpy_pin": None, "verified": True, "nightly": False, "source": "torch_index"},
+    {"torch": "2.10.0", "index_tag": "rocm7.0", "rocm_line": "7.0", "torchvision": "0.25.0", "torchaudio": "2.10.0",
+     "numpy_pin": None, "verified": False, "nightly": False, "source": "torch_index_7x",
+     "companions": "torch_companions_7x"},
+    {"torch": "2.10.0", "index_tag": "rocm7.1", "rocm_line": "7.1", "torchvision": "0.25.0", "torchaudio": "2.10.0",
+     "numpy_pin": None, "verified": True, "nightly": False, "source": "torch_index_7x",
+     "companions": "torch_companions_7x"},
+    {"torch": "2.11.0", "index_tag": "rocm7.1", "rocm_line": "7.1", "torchvision": "0.26.0", "torchaudio": "2.11.0",
+     "numpy_pin": None, "verified": False, "nightly": False, "source": "torch_index_7x",
+     "companions": "torch_companions_7x"},
+    {"torch": "2.12.0", "index_tag": "rocm7.1", "rocm_line": "7.1", "torchvision": "0.27.0", "torchaudio": "2.11.0",
+     "numpy_pin": None, "verified": False, "nightly": False, "source": "torch_index_7x",
+     "companions": "torch_companions_7x"},
+    {"torch": "2.13.0", "index_tag": "rocm7.1", "rocm_line": "7.1", "torchvision": "0.28.0", "torchaudio": "2.11.0",
+     "numpy_pin": None, "verified": False, "nightly": False, "source": "torch_index_7x",
+     "companions": "torch_companions_7x"},
+    {"torch": "2.11.0", "index_tag": "rocm7.2", "rocm_line": "7.2", "torchvision": "0.26.0", "torchaudio": "2.11.0",
+     "numpy_pin": None, "verified": True, "nightly": False, "source": "torch_index_7x",
+     "companions": "torch_companions_7x"},
+    {"torch": "2.12.0", "index_tag": "rocm7.2", "rocm_line": "7.2", "torchvision": "0.27.0", "torchaudio": "2.11.0",
+     "numpy_pin": None, "verified": False, "nightly": False, "source": "torch_index_7x",
+     "companions": "torch_companions_7x"},
+    {"torch": "2.13.0", "index_tag": "rocm7.2", "rocm_line": "7.2", "torchvision": "0.28.0", "torchaudio": "2.11.0",
+     "numpy_pin": None, "verified": False, "nightly": False, "source": "torch_index_7x",
+     "companions": "torch_companions_7x"},
     {"torch": None, "index_tag": "nightly/rocm7.1", "rocm_line": "7.1", "torchvision": None, "torchaudio": None,
      "numpy_pin": None, "verified": False, "nightly": True, "source": "torch_index"},
 )
+
+# Disk space a stack adds to the venv when pip installs it (the preflights and playbooks/validate.yml refuse a
+# file system with less free; <role>_min_free_gib overrides). Unpacked wheels plus pip's .pyc and RECORD files.
+VENV_SPACE = {
+    "pytorch_rocm": {
+        "gib": 14,
+        "source": "https://github.com/pytorch/pytorch/issues/129165: 'pip3 install -U torch --index-url "
+                  "https://download.pytorch.org/whl/rocm6.0 ... creates a 13GB virtual env' (torch bundles rocBLAS, "
+                  "hipBLASLt, MIOpen, rocSOLVER); 13 GB = 12.1 GiB, plus 2 GiB for torchvision, torchaudio and pip",
+        "verified": False,
+        "notes": "An inference for the other ROCm lines (the same bundled libraries); the lab's CUDA torch 2.9.1 set "
+                 "unpacks to 6.6 GiB (.cache/wheelhouse, 2026-12-02).",
+    },
+    "llamafactory": {
+        "gib": 2,
+        "source": "measured: the wheels LLaMA-Factory 0.9.5, its metrics requirements and bitsandbytes 0.50.2 add "
+                  "beside torch in the lab wheelhouse unpack to 1.05 GiB (sum of the zip entries' sizes, 2026-12-02), "
+                  "plus 1 GiB for pip's .pyc files and newer releases",
+        "verified": True,
+        "notes": "",
+    },
+}
 
 TORCH_NOTES = (
     "torch/torchvision/torchaudio triplets follow pytorch.org/get-started/previous-versions; the rocm5.7 (2.3.x), "
     "rocm6.0 (2.4.0), rocm6.2.4 (2.7.x) and nightly rocm7.1 rows are UNVERIFIED in rocm_facts.md §4. "
     "numpy<2 for torch<=2.3 is an inference (those wheels were built against numpy 1.x); AMD's repo.radeon.com "
-    "wheels need numpy==1.26.4 (rocm_facts.md §4). No stable index is recorded for ROCm 7.0 or 7.2."
+    "wheels need numpy==1.26.4 (rocm_facts.md §4). ROCm 7.x rows (torch_index_7x, torch_companions_7x): "
+    "torch 2.10 on rocm7.0 + rocm7.1, 2.11-2.13 on rocm7.1 + rocm7.2 (2.13 confirmed by test-infra#8498; 2.11/2.12 "
+    "inferred from the unchanged release matrix), 2.14 on rocm7.2 + rocm7.14 (not recorded: rocm7.14 is TheRock's "
+    "line). Only x.y.0 is recorded; the torchaudio 2.11 of the 2.12/2.13 rows is TheRock's pairing, UNVERIFIED on "
+    "download.pytorch.org. From 2.13 the ROCm wheels bundle their own runtime libraries (test-infra#8258). The "
+    "nightly rocm7.1 row is historical (nightly moved to 7.2/7.14 on 2026-08-05, test-infra#8451)."
 )
 
 
@@ -586,5 +729,5 @@ def torch_for_line(line, torch=None):
     result = dict(row)
     result["index_url"] = TORCH_INDEX_BASE + row["index_tag"]
     result["source"] = SOURCES[row["source"]]
-    result["companions_source"] = SOURCES["torch_companions"]
+    result["companions_source"] = SOURCES[row.get("companions", "torch_companions")]
     return result

@@ -144,6 +144,30 @@ def render():
             "yes" if rel["per_node_override"] else "no",
             rel["notes"]))
     out.append("")
+    out.append("## Distributions, releases and driver per ROCm line")
+    out.append("")
+    out.append("Releases AMD lists the line for (Debian: Instinct GPUs only, never Radeon); `radeonlab.llm.rocm_repo` "
+               "installs these lines on the Ubuntu/Debian releases it has an apt suite for.")
+    out.append("")
+    out.append("| ROCm | Ubuntu | Debian (Instinct only) | first release | latest release | source |")
+    out.append("|---|---|---|---|---|---|")
+    for line in lines:
+        rel = sm.RELEASES[line]
+
+        def releases(values):
+            if values is None:
+                return "not recorded"
+            return (", ".join(values) or "-") + ("" if rel["os_verified"] else " (UNVERIFIED)")
+        sources = [rel["os_source"]] + ([rel["release_source"]] if rel["release_source"] else [])
+        out.append("| %s | %s | %s | %s | %s | %s |" % (
+            line, releases(rel["ubuntu"]), releases(rel["debian"]), rel["released"] or "-", rel["latest"] or "-",
+            ", ".join("`%s`" % key for key in sources)))
+    out.append("")
+    out.append("amdgpu driver repository (`repo.radeon.com/amdgpu/<version>/ubuntu`) per ROCm release, from 7.0 on "
+               "(`amdgpu_versions`): " + ", ".join("%s → %s" % item for item in sm.AMDGPU_REPO_VERSIONS.items())
+               + ". Any other 7.x release has no confirmed pairing: set `rocm_repo_amdgpu_version`. "
+               + sm.AMDGPU_REPO_NOTES)
+    out.append("")
     out.append("## PyTorch ROCm wheels")
     out.append("")
     out.append("Index URL: `%s<index tag>`. The default for a line (bold) is its newest verified stable row." % sm.TORCH_INDEX_BASE)

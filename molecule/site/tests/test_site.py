@@ -8,6 +8,7 @@ import functools
 import http.cookiejar
 import json
 import os
+import re
 import socket
 import stat
 import subprocess
@@ -72,6 +73,22 @@ def test_adapter_files_exist_on_the_host(host):
 def test_training_unit_ran_as_the_training_user(host):
     unit = host.run("systemctl show -p User -p Result radeonlab-lora-tiny-alpaca.service").stdout
     assert "User=trainer" in unit and "Result=success" in unit
+
+
+def test_training_unit_is_hardened_like_the_webui_and_keeps_the_gpu_devices(host):
+    names = ["NoNewPrivileges", "ProtectSystem", "ProtectHome", "PrivateTmp", "PrivateDevices", "DevicePolicy", "DeviceAllow",
+             "ReadWritePaths", "CapabilityBoundingSet", "Restart", "UnitFileState"]
+    shown = host.run("systemctl show %s radeonlab-lora-tiny-alpaca.service" % " ".join("-p " + name for name in names)).stdout
+    props = dict(line.split("=", 1) for line in shown.splitlines() if "=" in line)
+    assert (props["NoNewPrivileges"], props["ProtectSystem"], props["ProtectHome"], props["PrivateTmp"]) == ("yes", "strict", "tmpfs", "yes")
+    # /dev/kfd and /dev/dri stay visible: no private /dev, no device allow-list
+    assert props["PrivateDevices"] == "no" and props["DevicePolicy"] == "auto" and props.get("DeviceAllow", "") == ""
+    assert props["ReadWritePaths"].split() == ["/var/lib/radeonlab/lora/tiny-alpaca", "/var/lib/radeonlab/lora/cache"]
+    assert props["CapabilityBoundingSet"] == ""
+    # lora_job_restart and lora_job_start_at_boot are off by default
+    assert props["Restart"] == "no" and props["UnitFileState"] == "disabled"
+    # the hub and kernel caches the hidden home would have held are in the job root's cache (written by this run)
+    assert host.file("/var/lib/radeonlab/lora/cache/huggingface").is_directory
 
 
 def test_unit_environment_carries_the_override_for_this_gpu(host):
@@ -143,14 +160,34 @@ def test_results_and_report_on_the_controller(host):
 
 
 CONVERGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "converge.yml")
+# Every playbook run of this scenario logs at -vvv to one file (molecule.yml's provisioner env); testinfra's own
+# `ansible-inventory --list` (the planted inventory) must not land there, so the tests' environment loses it and
+# only the playbook runs below get it back.
+RUNS_LOG = os.environ.pop("ANSIBLE_LOG_PATH", "")
+RUN_ENV = dict(os.environ, ANSIBLE_LOG_PATH=RUNS_LOG) if RUNS_LOG else dict(os.environ)
 
+
+@functools.lru_cache(maxsize=None)
+def _check_mode_run():
+    """The site in check mode with --diff on the converged fleet, as converge ran it (the lab's switch on)."""
+    argv = ["ansible-playbook", "-i", os.environ["MOLECULE_INVENTORY_FILE"], CONVERGE, "--check", "--diff"]
+    run = subprocess.run(argv, capture_output=True, text=True, timeout=1200, check=False, env=RUN_ENV)
+    return run.returncode, run.stdout + run.stderr
+
+
+def test_check_mode_on_the_converged_fleet_fails_nowhere_and_would_change_nothing(host):
+    rc, output = _check_mode_run()
+    recap = _recap(output, _hostname(host))
+    assert rc == 0, output[-3000:]
+    assert " changed=0 " in recap and " failed=0 " in recap, recap
+    assert "--- before" not in output, "a diff on a converged host: " + output[output.index("--- before"):][:2000]
 
 
 @functools.lru_cache(maxsize=None)
 def _converge_again(*args):
     """ansible-playbook of this scenario's converge with extra arguments, once per argument set (not per host)."""
     argv = ["ansible-playbook", "-i", os.environ["MOLECULE_INVENTORY_FILE"], CONVERGE, "-e", "radeonlab_torch_without_hip=false"]
-    run = subprocess.run(argv + list(args), capture_output=True, text=True, timeout=1200, check=False)
+    run = subprocess.run(argv + list(args), capture_output=True, text=True, timeout=1200, check=False, env=RUN_ENV)
     return run.returncode, run.stdout + run.stderr
 
 
@@ -253,8 +290,7 @@ def test_a_host_that_cannot_reach_the_wheelhouse_is_named_before_anything_is_ins
 
 
 # Secrets and exposure. The secrets are planted in molecule.yml (group_vars of lab_workstations); every
-# run of this scenario logs at -vvv into ANSIBLE_LOG (molecule.yml's provisioner env), which the controller grep
-# leaves out: testinfra's `ansible-inventory --list` writes the planted inventory there too.
+# run of this scenario logs at -vvv into ANSIBLE_LOG (molecule.yml's provisioner env).
 EPHEMERAL = os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "")
 ANSIBLE_LOG = os.path.join(EPHEMERAL, "ansible-vvv.log")
 with open(os.path.join(os.path.dirname(CONVERGE), "molecule.yml"), encoding="utf-8") as _handle:
@@ -336,6 +372,29 @@ def test_results_on_the_controller_are_not_readable_by_others(host):
     assert stat.S_IMODE(os.stat(os.path.join(folder, "host.json")).st_mode) == 0o600
 
 
+def test_a_symlink_the_training_user_plants_does_not_make_root_fetch_what_it_points_to(host):
+    if _hostname(host) != FIRST_HOST:
+        return  # one host shows it (each converge again costs a whole validation of the site)
+    output_dir = _status(host)["output_dir"]
+    planted = os.path.join(output_dir, "all_results.json")  # fetched when present (fail_on_missing: false)
+    fetched = os.path.join(RESULTS, FIRST_HOST, "all_results.json")
+    trainer = "runuser -u trainer -- "
+    host.check_output(trainer + "sh -c 'mv -f %s %s.orig 2>/dev/null; ln -s /etc/shadow %s'" % (planted, planted, planted))
+    try:
+        # (testinfra's file.user follows the link: ask stat about the link itself)
+        assert host.file(planted).is_symlink and host.check_output("stat -c %%U %s" % planted) == "trainer"
+        run = subprocess.run(["ansible-playbook", "-i", os.environ["MOLECULE_INVENTORY_FILE"], CONVERGE,
+                              "--tags", "lora_job", "--limit", FIRST_HOST],
+                             capture_output=True, text=True, timeout=1200, check=False, env=RUN_ENV)
+        output = run.stdout + run.stderr
+        assert run.returncode == 0, output[-3000:]
+        assert "Fetch the adapter" in output
+    finally:
+        host.check_output(trainer + "sh -c 'rm -f %s; mv -f %s.orig %s 2>/dev/null || true'" % (planted, planted, planted))
+    if os.path.exists(fetched):
+        with open(fetched, encoding="utf-8", errors="replace") as handle:
+            assert "root:" not in handle.read(), "root copied /etc/shadow through the trainer's symlink"
+
 
 def _holds(path):
     """The planted secrets a file holds, read in chunks (the wheelhouse has GB-sized wheels)."""
@@ -372,6 +431,32 @@ FINDINGS = []
 def _record(where, looked, found):
     FINDINGS.append((where, looked, sorted({name for names in found.values() for name in names}), sorted(found)))
 
+
+def _playbook_lines(data):
+    """The log lines of ansible-playbook processes only (each line names its pid: 'p=1234 u=root n=ansible ...');
+    other processes that inherited the log path (testinfra's ansible-inventory) are left out."""
+    stamped = re.compile(rb"^\d{4}-\d\d-\d\d [\d:,]+ p=(\d+) ")
+    owner, tagged = None, []
+    for line in data.splitlines():
+        match = stamped.match(line)
+        owner = match.group(1) if match else owner  # a line without the stamp continues the one before
+        tagged.append((owner, line))
+    playbooks = {pid for pid, line in tagged if b"PLAYBOOK: " in line}
+    return b"\n".join(line for pid, line in tagged if pid in playbooks)
+
+
+def test_no_secret_in_any_output_of_the_runs(host):
+    # Every create/prepare/converge/idempotence run and verify's converges, at -vvv.
+    with open(ANSIBLE_LOG, "rb") as handle:
+        data = _playbook_lines(handle.read())
+    assert b"ESTABLISH DOCKER CONNECTION" in data, "the log is not -vvv"
+    assert b"PLAY [ROCm, GPU access, PyTorch for ROCm" in data
+    assert b"wheeluser:********@127.0.0.1" in data  # the URL was printed redacted, so it was printed
+    hits = [what for what, value in SECRETS.items() if value.encode() in data]
+    if _hostname(host) == FIRST_HOST:
+        _record("controller: every run's output at -vvv (%.1f MB, ANSIBLE_LOG_PATH)" % (len(data) / 1e6), 1,
+                {ANSIBLE_LOG: hits} if hits else {})
+    assert not hits
 
 
 def test_no_secret_in_any_file_on_the_controller(host):
@@ -425,10 +510,8 @@ secrets (molecule/site/molecule.yml), each used for real: a Hugging Face token (
 environment), a WebUI password (`llamafactory_webui_auth_password`: Gradio's login, tested with a wrong and the right
 password over HTTP), the password of a wheelhouse URL LLaMA-Factory installs from (`llamafactory_wheelhouse_url`
 `http://wheeluser:...@127.0.0.1:8767/`, a server that ignores it) and the password of a proxy URL
-(`llamafactory_webui_extra_environment` HTTPS_PROXY, reaching the WebUI process). Allowed places: %s, root-only
-(0600) environment files systemd reads. Not yet looked at: the runs' own output at -vvv (the scenario writes it to
-one file, but testinfra's `ansible-inventory --list` writes the planted inventory into the same file, so the grep
-needs the runs' output alone first).
+(`llamafactory_webui_extra_environment` HTTPS_PROXY, reaching the WebUI process). Every run of the scenario logs
+at -vvv (ANSIBLE_VERBOSITY=3) to one file. Allowed places: %s, root-only (0600) environment files systemd reads.
 
 %s
 
@@ -437,3 +520,23 @@ Secret occurrences found outside the allowed places: **%d**.
     with open(DOC, "w", encoding="utf-8") as handle:
         handle.write(text)
     assert FINDINGS
+
+
+@functools.lru_cache(maxsize=None)
+def _webui_disabled():
+    return _converge_again("--tags", "llamafactory", "--limit", FIRST_HOST, "-e", "radeonlab_torch_without_hip=true",
+                           "-e", "llamafactory_webui_enabled=false")
+
+
+def test_disabling_the_webui_stops_it_and_removes_its_credentials(host):
+    if _hostname(host) != FIRST_HOST:
+        return  # one host shows it (as above)
+    assert host.file(WEBUI_ENV).exists, "no credentials file to remove: the scenario plants a WebUI password"
+    port = json.loads(host.file("/etc/ansible/facts.d/llamafactory.fact").content_string)["webui"]["port"]
+    assert host.socket("tcp://127.0.0.1:%d" % port).is_listening
+    rc, output = _webui_disabled()
+    assert rc == 0, output[-3000:]
+    assert not host.file(WEBUI_ENV).exists
+    unit = host.service("llamafactory-webui")
+    assert not unit.is_running and not unit.is_enabled
+    assert not host.socket("tcp://127.0.0.1:%d" % port).is_listening

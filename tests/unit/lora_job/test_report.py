@@ -101,6 +101,21 @@ def test_missing_files_give_dashes_not_errors(tmp_path):
     assert report.main([str(tmp_path / "nope")]) == 2
 
 
+def test_a_host_that_did_not_finish_this_run_is_marked_and_its_old_results_called_old(tmp_path, capsys):
+    _host(tmp_path, "up", {"gpu": "x"}, {"state": "succeeded", "final_loss": 1.0})
+    _host(tmp_path, "down", {"gpu": "y"}, {"state": "succeeded", "final_loss": 2.0, "message": "done"}, plot=False)
+    assert report.main([str(tmp_path), "--not-finished", "down", "--not-finished", "never-seen"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["hosts"] == ["down", "never-seen", "up"] and summary["not_finished"] == ["down", "never-seen"]
+    markdown = (tmp_path / "report.md").read_text()
+    rows = {line.split(" | ")[0][2:]: line for line in markdown.splitlines() if line.startswith("| ") and line.count("|") > 12}
+    assert rows["down"].endswith("| %s |" % report.NOT_FINISHED) and rows["never-seen"].endswith("| %s |" % report.NOT_FINISHED)
+    assert rows["up"].endswith("| trained |")
+    assert "- the rest of this section is from an earlier run (succeeded)" in markdown
+    assert "- no results from any run" in markdown
+    assert not (tmp_path / "never-seen").exists()
+
+
 @pytest.mark.parametrize("info, status, expected", [
     ({}, {"state": "succeeded", "attempt": 1}, "trained in 1 attempt(s)"),
     ({"this_run": "already done"}, {"state": "succeeded", "attempts": [{}, {}]}, "already done (trained earlier: 2 attempt(s))"),

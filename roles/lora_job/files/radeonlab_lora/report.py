@@ -6,7 +6,9 @@
 ``python -m radeonlab_lora.report RESULTS_DIR`` reads ``RESULTS_DIR/<host>/{host.json,status.json,
 training_loss.png}`` (what the lora_job role fetched) and writes ``RESULTS_DIR/report.md`` and
 ``RESULTS_DIR/report.html`` (loss plots embedded as data URIs), only when their content changes, so a re-run
-of an unchanged fleet changes nothing. Prints a JSON summary.
+of an unchanged fleet changes nothing. Prints a JSON summary. ``--not-finished HOST`` (repeated) names a host of the
+play that did not get to its results this run (unreachable, or failed earlier in the play): its row says so, and
+that anything else shown for it is from an earlier run.
 
 Two tables: the hosts (GPU, gfx, override, ROCm, torch) and the training (device and precision, batch,
 checkpointing, attention, plan estimate, measured peak, tokens/s, steps, wall time, attempts, loss, outcome),
@@ -21,6 +23,7 @@ final_loss. host.json keys read: gpu, gfx, override, rocm, torch, hip, attention
 
 from __future__ import annotations
 
+import argparse
 import base64
 import html
 import json
@@ -228,16 +231,25 @@ def host_notes(status: dict) -> list:
 
 
 # --------------------------------------------------------------------------------------------- pages
-def load_host(results_dir: str, host: str) -> dict:
+NOT_FINISHED = "not finished in this run (unreachable, or failed before its results: see the play's recap)"
+
+
+def load_host(results_dir: str, host: str, finished: bool = True) -> dict:
     folder = os.path.join(results_dir, host)
     info = read_json(os.path.join(folder, "host.json")) or {}
     status = read_json(os.path.join(folder, "status.json")) or {}
     plot = os.path.join(host, "training_loss.png") if os.path.isfile(os.path.join(folder, "training_loss.png")) else None
-    return {"row": host_row(host, info, status), "notes": host_notes(status), "plot": plot}
+    row, notes = host_row(host, info, status), host_notes(status)
+    if not finished:
+        row["outcome"] = NOT_FINISHED
+        notes = (["the rest of this section is from an earlier run (%s)" % (status.get("state") or "never run")]
+                 if status else ["no results from any run"]) + notes
+    return {"row": row, "notes": notes, "plot": plot}
 
 
-def hosts(results_dir: str) -> list:
-    return sorted(name for name in os.listdir(results_dir) if os.path.isdir(os.path.join(results_dir, name)))
+def hosts(results_dir: str, not_finished=()) -> list:
+    found = {name for name in os.listdir(results_dir) if os.path.isdir(os.path.join(results_dir, name))}
+    return sorted(found | set(not_finished))
 
 
 def _markdown_table(columns: list, rows: list) -> list:
@@ -288,22 +300,26 @@ def render_html(title: str, entries: list, results_dir: str) -> str:
     )
 
 
-def write_report(results_dir: str, title: str = "radeonlab.llm LoRA fleet report") -> dict:
-    entries = [load_host(results_dir, host) for host in hosts(results_dir)]
+def write_report(results_dir: str, title: str = "radeonlab.llm LoRA fleet report", not_finished=()) -> dict:
+    entries = [load_host(results_dir, host, host not in not_finished) for host in hosts(results_dir, not_finished)]
     changed = {
         "report.md": write_text_if_changed(os.path.join(results_dir, "report.md"), render_markdown(title, entries)),
         "report.html": write_text_if_changed(os.path.join(results_dir, "report.html"), render_html(title, entries, results_dir)),
     }
     return {"changed": any(changed.values()), "files": changed, "hosts": [entry["row"]["host"] for entry in entries],
-            "markdown": os.path.join(results_dir, "report.md"), "html": os.path.join(results_dir, "report.html")}
+            "not_finished": sorted(not_finished), "markdown": os.path.join(results_dir, "report.md"), "html": os.path.join(results_dir, "report.html")}
 
 
 def main(argv: list | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1 or not os.path.isdir(args[0]):
-        print("usage: python -m radeonlab_lora.report RESULTS_DIR", file=sys.stderr)
+    parser = argparse.ArgumentParser(prog="python -m radeonlab_lora.report")
+    parser.add_argument("results_dir")
+    parser.add_argument("--not-finished", action="append", default=[], metavar="HOST",
+                        help="a host of the play that did not get to its results this run")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if not os.path.isdir(args.results_dir):
+        print("%s: RESULTS_DIR %s is not a directory" % (parser.prog, args.results_dir), file=sys.stderr)
         return 2
-    print(json.dumps(write_report(os.path.abspath(args[0])), sort_keys=True))
+    print(json.dumps(write_report(os.path.abspath(args.results_dir), not_finished=tuple(args.not_finished)), sort_keys=True))
     return 0
 
 

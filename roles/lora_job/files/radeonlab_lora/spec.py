@@ -44,7 +44,6 @@ SDPA_KERNEL_CHOICES = ("flash", "math")
 DEVICE_CHOICES = ("auto", "gpu", "cpu")
 DATASET_SOURCES = ("file", "hf_hub_url", "ms_hub_url")
 MODEL_REVISION = re.compile(r"^([0-9a-f]{40}|[A-Za-z0-9][A-Za-z0-9._-]{0,127})$")  # a commit or a tag
-ALPACA_COLUMNS = {"prompt": "instruction", "query": "input", "response": "output", "system": "system", "history": "history"}
 
 DEFAULTS: dict = {
     "name": "lora",

@@ -38,7 +38,6 @@ STATUS_FILE = "status.json"
 LOCK_FILE = ".lock"
 OUTPUT_SUBDIR = "output"
 ADAPTER_FILES = ("adapter_model.safetensors", "adapter_config.json")
-STATES = ("queued", "running", "succeeded", "failed")
 _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 
 

@@ -379,7 +379,10 @@ def test_node_strings_are_accepted():
 # One row per GPU of the rocminfo fixtures (expected.json), built directly from their facts.
 # ---------------------------------------------------------------------------------------------
 # Chip IDs and integrated flags read from the corpus captures (rocminfo 'Chip ID' / APU memory properties).
-CORPUS_CHIP = {"04_rx6700xt_override_gfx1030_ansi.txt": 29663}
+CORPUS_CHIP = {"04_rx6700xt_override_gfx1030_ansi.txt": 29663, "32_rx9060xt_gfx1200_rocm72.txt": 30096}
+# Fixture 33 has two GPUs: the chip ids per agent (RX 9070 XT 0x7550, iGPU 0x13c0)
+AGENT_CHIP = {("33_rx9070xt_gfx1201_plus_igpu_gfx1036_rocm70.txt", 1): 30032,
+              ("33_rx9070xt_gfx1201_plus_igpu_gfx1036_rocm70.txt", 2): 5056}
 INTEGRATED = {"gfx902", "gfx90c", "gfx1036", "gfx1103", "gfx1151"}
 # (file, agent index in expected.json, ROCm version of the capture or the nearest covered line, status, override)
 CORPUS_ROWS = [
@@ -417,6 +420,11 @@ CORPUS_ROWS = [
     ("22_radeon780m_gfx1103_apu_doc_mangled_headers.txt", 1, "6.4", "override", "11.0.0"),
     ("30_rocminfo_docs_mi300x_gfx941_rst_indented.txt", 1, "6.0", "unsupported", None),
     ("31_rx6750gre_gfx1031_rocm57.txt", 1, "5.7", "override", "10.3.0"),
+    ("32_rx9060xt_gfx1200_rocm72.txt", 1, "7.2", "native", None),
+    ("32_rx9060xt_gfx1200_rocm72.txt", 1, "6.4", "native", None),
+    ("32_rx9060xt_gfx1200_rocm72.txt", 1, "6.3", "unsupported", None),
+    ("33_rx9070xt_gfx1201_plus_igpu_gfx1036_rocm70.txt", 1, "7.0", "native", None),
+    ("33_rx9070xt_gfx1201_plus_igpu_gfx1036_rocm70.txt", 2, "7.0", "override", "10.3.0"),
 ]
 
 
@@ -441,7 +449,7 @@ def _corpus_gpus(name, data):
             "vram_kb": agent["vram_kb"],
             "uuid": "GPU-XX",
             "integrated": agent["name"] in INTEGRATED,
-            "chip_id": CORPUS_CHIP.get(name),
+            "chip_id": AGENT_CHIP.get((name, position), CORPUS_CHIP.get(name)),
         })
     return gpus
 
@@ -484,6 +492,24 @@ def test_corpus_04_overridden_capture_is_explained():
     # without the chip id the capture is taken at face value: native, no override
     plain = [dict(g, chip_id=None) for g in _corpus_gpus("04_rx6700xt_override_gfx1030_ansi.txt", data)]
     assert gpu_environment(plain, "6.2")["env"] == {}
+
+
+def test_fixture_32_rx9060xt_reported_under_an_rdna3_override_is_flagged():
+    # ROCm/ROCm#5657 shows an RX 9060 XT (Chip ID 0x7590) reported as gfx1100, as HSA_OVERRIDE_GFX_VERSION=11.0.0
+    # makes it: the chip id names the real target, and 11.0.0 is not a value its family borrows (cross-major)
+    data = _load_expected()
+    overridden = [dict(g, name="gfx1100") for g in _corpus_gpus("32_rx9060xt_gfx1200_rocm72.txt", data)]
+    name, note = gfx.resolve_reported_target(overridden[0]["name"], overridden[0]["chip_id"])
+    assert name == "gfx1100" and "0x7590 is gfx1200" in note
+    assert gfx.resolve_reported_target("gfx1200", 30096) == ("gfx1200", None)
+
+
+def test_fixture_33_rx9070xt_default_hides_the_igpu():
+    data = _load_expected()
+    result = gpu_environment(_corpus_gpus("33_rx9070xt_gfx1201_plus_igpu_gfx1036_rocm70.txt", data), "7.0")
+    assert result["env"] == {"ROCR_VISIBLE_DEVICES": "0"}
+    assert result["gpus"][0]["status"] == "native" and result["gpus"][0]["visible"] is True
+    assert "integrated" in result["gpus"][1]["reason"]
 
 
 def test_corpus_19_rx580_with_igpu():

@@ -44,11 +44,41 @@ def test_release_entries_are_complete(line):
 
 
 def test_unverified_lines_match_the_reference():
-    # rocm_facts.md: tables start at 6.0; anything past 7.0 is least verified.
+    # rocm_facts.md: tables start at 6.0. AMD's historical CSV (compat_csv) has columns up to 7.1.0; no copy of
+    # AMD's 7.2.x tables was found (issue 21 research), so 7.2 stays assumed as 7.1.
     assert sm.RELEASES["5.7"]["official_verified"] is False
-    assert sm.RELEASES["7.1"]["official_verified"] is False
+    assert sm.RELEASES["7.1"]["official_verified"] is True
+    assert sm.RELEASES["7.1"]["official_source"] == "compat_csv"
     assert sm.RELEASES["7.2"]["official_verified"] is False
+    assert sm.RELEASES["7.2"]["os_verified"] is False
     assert sm.RELEASES["6.0"]["official_verified"] is True
+
+
+@pytest.mark.parametrize("line", sm.RELEASE_LINES)
+def test_distributions_and_dates_are_sourced(line):
+    rel = sm.RELEASES[line]
+    assert isinstance(rel["os_verified"], bool) and rel["os_source"] in sm.SOURCES
+    for key in ("ubuntu", "debian"):
+        assert rel[key] is None or all(re.match(r"^\d{2}(\.\d{2})?$", r) for r in rel[key]), (line, key)
+    if line.startswith("7."):
+        # every 7.x line: Radeon on both Ubuntu LTS releases, a first and a latest release with dates
+        assert rel["ubuntu"] == ("24.04", "22.04")
+        for key in ("released", "latest"):
+            assert re.match(r"^%s\.\d+ \(\d{4}-\d{2}-\d{2}\)$" % re.escape(line), rel[key]), (line, key)
+        assert rel["release_source"] in sm.SOURCES
+        assert rel["released"].startswith(line + ".0 ")
+    else:
+        assert rel["released"] is None or rel["release_source"] in sm.SOURCES
+
+
+def test_amdgpu_repo_versions_follow_the_rocm_lines():
+    # AMD's driver line per ROCm minor: 7.0 -> 30.10, 7.1 -> 30.20, 7.2 -> 30.30 (amdgpu_versions)
+    for rocm, driver in sm.AMDGPU_REPO_VERSIONS.items():
+        minor = int(rocm.split(".")[1])
+        assert driver.split(".")[:2] == ["30", "%d0" % (minor + 1)], (rocm, driver)
+        assert rocm.split(".")[2:] == driver.split(".")[2:] or rocm == "7.2.3", (rocm, driver)
+    assert sm.AMDGPU_REPO_VERSIONS["7.2.3"] == "30.30.3"  # AMD's amdgpu-docs conf.py (ROCm/amdgpu-docs#97)
+    assert "7.2.1" not in sm.AMDGPU_REPO_VERSIONS  # conflicting sources: 30.30.1 vs 30.30.2
 
 
 def test_reference_official_tables():
@@ -82,7 +112,7 @@ def test_no_rescue_and_chip_ids_are_sourced():
     for target, (reason, key) in sm.NO_RESCUE.items():
         assert GFX_RE.match(target) and reason and key in sm.SOURCES
     for chip, (target, what) in sm.CHIP_IDS.items():
-        assert isinstance(chip, int) and GFX_RE.match(target) and "corpus" in what
+        assert isinstance(chip, int) and GFX_RE.match(target) and ("corpus" in what or "fixtures/rocminfo" in what)
 
 
 def test_module_is_pure_python38_data():
@@ -110,7 +140,12 @@ TORCH_ROWS = [
     ("6.0", None, "rocm6.0", "2.3.0", "0.18.0", "2.3.0", True),
     ("6.0.2", "2.4", "rocm6.0", "2.4.0", "0.19.0", "2.4.0", False),
     ("5.7", None, "rocm5.7", "2.3.1", "0.18.1", "2.3.1", False),
-    ("7.1", None, "nightly/rocm7.1", None, None, None, False),
+    ("7.0", None, "rocm7.0", "2.10.0", "0.25.0", "2.10.0", False),
+    ("7.0.2", "2.10", "rocm7.0", "2.10.0", "0.25.0", "2.10.0", False),
+    ("7.1", None, "rocm7.1", "2.10.0", "0.25.0", "2.10.0", True),
+    ("7.1.1", "2.13", "rocm7.1", "2.13.0", "0.28.0", "2.11.0", False),
+    ("7.2", None, "rocm7.2", "2.11.0", "0.26.0", "2.11.0", True),
+    ("7.2.4", "2.12.0", "rocm7.2", "2.12.0", "0.27.0", "2.11.0", False),
 ]
 
 
@@ -127,8 +162,9 @@ def test_torch_for(rocm, torch, tag, version, vision, audio, verified):
 @pytest.mark.parametrize("rocm, torch, words", [
     ("6.2", "2.9.1", ["2.9.1", "6.2"]),
     ("6.4", "2.3.0", ["2.3.0", "6.4"]),
-    ("7.0", None, ["7.0"]),
-    ("7.2.1", None, ["7.2"]),
+    ("7.0", "2.11", ["2.11", "7.0"]),
+    ("7.2.1", "2.10.0", ["2.10.0", "7.2"]),
+    ("7.3", None, ["7.3"]),
     ("6.4", "latest", ["latest"]),
     ("six", None, ["six"]),
 ])
@@ -148,9 +184,20 @@ def test_torch_rows_are_consistent():
     for row in sm.TORCH_WHEELS:
         assert row["source"] in sm.SOURCES
         assert row["index_tag"].replace("nightly/", "").startswith("rocm")
+        assert row.get("companions", "torch_companions") in sm.SOURCES
         if not row["nightly"]:
             assert row["torch"] and row["torchvision"] and row["torchaudio"]
-            assert row["torchaudio"].split(".")[:2] == row["torch"].split(".")[:2] or row["torch"] == "2.0.1"
+            torch_minor = tuple(int(p) for p in row["torch"].split(".")[:2])
+            audio_minor = row["torchaudio"].split(".")[:2]
+            if torch_minor >= (2, 12):
+                # torchaudio stays at 2.11 from torch 2.12 on (TheRock RELEASES.md compatibility table,
+                # torch_companions_7x); such rows are never marked verified for download.pytorch.org
+                assert audio_minor == ["2", "11"] and row["verified"] is False, row
+            else:
+                assert audio_minor == row["torch"].split(".")[:2] or row["torch"] == "2.0.1"
+            # torchvision 0.(torch minor + 15) from torch 2.1 on (2.10 -> 0.25, 2.13 -> 0.28)
+            if torch_minor >= (2, 1):
+                assert int(row["torchvision"].split(".")[1]) == torch_minor[1] + 15, row
 
 
 # ---------------------------------------------------------------------------------------------
