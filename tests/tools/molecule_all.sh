@@ -17,7 +17,13 @@ run_one() {
   start=$(date +%s)
   molecule test -s "$scenario" >"$log" 2>&1
   rc=$?
-  printf '%s %d %d\n' "$scenario" "$rc" "$(( $(date +%s) - start ))" >"$logdir/$scenario.result"
+  # testinfra's pytest summary line ("== 63 passed, 1 skipped in 30.1s =="): molecule counts a skip as a pass, this does not
+  skipped=$(grep -E '^=+ .*[0-9]+ (passed|failed|skipped).* in [0-9.]+s' "$log" | grep -Eo '[0-9]+ skipped' | awk '{n += $1} END {print n + 0}')
+  if [ "$skipped" -gt 0 ]; then
+    echo "molecule_all.sh: $skipped testinfra check(s) skipped; a check must not skip" >>"$log"
+    rc=1
+  fi
+  printf '%s %d %d %d\n' "$scenario" "$rc" "$(( $(date +%s) - start ))" "$skipped" >"$logdir/$scenario.result"
   printf 'molecule %-28s %s in %ds\n' "$scenario" "$([ "$rc" -eq 0 ] && echo passed || echo FAILED)" "$(( $(date +%s) - start ))"
 }
 export -f run_one
@@ -38,8 +44,8 @@ echo "molecule: each scenario's time, slowest first:"
 for scenario in "$@"; do
   result=$logdir/$scenario.result
   if [ -f "$result" ]; then
-    read -r _ rc seconds <"$result"
-    printf '  %6ds  %-28s %s\n' "$seconds" "$scenario" "$([ "$rc" -eq 0 ] && echo passed || echo FAILED)"
+    read -r _ rc seconds skipped <"$result"
+    printf '  %6ds  %-28s %s, %d skipped\n' "$seconds" "$scenario" "$([ "$rc" -eq 0 ] && echo passed || echo FAILED)" "$skipped"
   else
     printf '  %6s  %-28s %s\n' "-" "$scenario" "did not finish"
   fi

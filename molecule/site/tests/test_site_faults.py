@@ -3,6 +3,7 @@
 - The whole training unit killed mid-run (SIGKILL to every process, as a power cut or the OOM killer would): the play
   says the job died; a re-run of the play resumes from the last complete checkpoint and trains to the end.
 - The runner killed with lora_job_restart on: systemd starts the unit again, the job resumes, the same play ends green.
+- A host rebooted mid-run with lora_job_start_at_boot on: the enabled unit starts at boot and resumes; no play needed.
 - A host shut down: the others finish, the run ends non-zero and the fleet report marks the host.
 
 Each runs the site (validate.yml, then the main play with --tags lora_job) on the lab's own switch (CPU training), a
@@ -147,6 +148,72 @@ def test_with_lora_job_restart_systemd_restarts_a_killed_runner_and_the_same_pla
     _row("runner killed (SIGKILL to the main process) after checkpoint-%d, lora_job_restart=true" % killed_at,
          "systemd restarted the unit (%s restart in its journal); the play kept following" % restarts,
          "resumed from checkpoint-%d, trained to %d/%d, the same play ended rc 0" % (killed_at, status["global_step"], steps), seconds)
+
+
+def _invocation(unit):
+    return _on(FIRST_HOST, "systemctl show -p InvocationID --value %s" % unit)
+
+
+def _wait_for_the_run_after_boot(name, unit, invocation_before, timeout=600):
+    """The status once the run the boot started has ended (the shutdown left "failed ... re-run resumes from" behind)."""
+    deadline = time.monotonic() + timeout
+    status = {}
+    while time.monotonic() < deadline:
+        try:
+            status = _status(name)
+        except ValueError:  # being rewritten, or the container still booting
+            status = {}
+        if status.get("state") == "succeeded":
+            return status
+        ended = _on(FIRST_HOST, "systemctl is-active %s" % unit) in ("failed", "inactive")
+        if ended and _invocation(unit) not in ("", invocation_before) and status.get("state") != "running":
+            return status
+        time.sleep(2)
+    raise AssertionError("the run after boot of %s did not end within %ds: %s" % (name, timeout, status))
+
+
+@functools.lru_cache(maxsize=None)
+def _rebooted_mid_run():
+    name, epochs = "fault-boot", 4
+    unit = "radeonlab-lora-%s.service" % name
+    start = time.monotonic()
+    process = _play("--limit", FIRST_HOST, *_job_args(name, epochs, "-e", "lora_job_start_at_boot=true"))
+    _wait_for_checkpoint(name, process, 2 * SAVE_STEPS)
+    invocation_before = _invocation(unit)
+    # a clean reboot: systemd stops the unit (the runner records its checkpoint on SIGTERM) within TimeoutStopSec=90
+    subprocess.run(["docker", "restart", "-t", "150", FIRST_HOST], check=True, capture_output=True, timeout=300)
+    interrupted = _finish(process)
+    subprocess.run(["docker", "exec", FIRST_HOST, "systemctl", "is-system-running", "--wait"], capture_output=True, timeout=300,
+                   check=False)
+    status = _wait_for_the_run_after_boot(name, unit, invocation_before)
+    after = {
+        "enabled": _on(FIRST_HOST, "systemctl is-enabled %s" % unit),
+        "invocation": _invocation(unit),
+        "started_this_boot": _on(FIRST_HOST, "journalctl -b -u %s --no-pager -o cat | grep -c '^Started '" % unit),
+    }
+    # a play after the reboot follows the finished job and reports it; nothing is trained again
+    rc, _output = _finish(_play("--limit", FIRST_HOST, *_job_args(name, epochs, "-e", "lora_job_start_at_boot=true")))
+    with open(os.path.join(EPHEMERAL, "fault-results-" + name, "report.md"), encoding="utf-8") as handle:
+        row = [line for line in handle.read().splitlines() if line.startswith("| %s |" % FIRST_HOST)][-1]
+    return invocation_before, interrupted, status, after, (rc, row), epochs * STEPS_PER_EPOCH, time.monotonic() - start
+
+
+def test_with_lora_job_start_at_boot_a_job_cut_by_a_reboot_goes_on_after_boot_without_a_play(host):
+    if _hostname(host) != FIRST_HOST:
+        return
+    invocation_before, (rc1, _out1), status, after, (rc2, row), steps, seconds = _rebooted_mid_run()
+    assert after["enabled"] == "enabled", after
+    assert after["started_this_boot"] == "1" and after["invocation"] not in ("", invocation_before), (after, invocation_before)
+    assert status["state"] == "succeeded" and status["global_step"] == steps == status["max_steps"], status
+    resumed = status["attempts"][-1]["resumed_from"]
+    assert resumed and resumed.startswith("checkpoint-") and int(resumed.split("-")[1]) >= 2 * SAVE_STEPS, status["attempts"]
+    # the shutdown's SIGTERM: the runner stopped the trainer and recorded the attempt interrupted
+    assert status["attempts"][-2]["outcome"] == "interrupted", status["attempts"]
+    assert rc2 == 0 and "already done" in row, (rc2, row)
+    _row("host %s rebooted (docker restart) after checkpoint-%d, lora_job_start_at_boot=true" % (FIRST_HOST, 2 * SAVE_STEPS),
+         "the play following the job lost the host (rc %d); no play was run until the job had ended" % rc1,
+         "the enabled unit started at boot (1 start this boot), resumed from %s, trained to %d/%d; a play after it ended rc 0"
+         % (resumed, status["global_step"], steps), seconds)
 
 
 @functools.lru_cache(maxsize=None)
