@@ -180,6 +180,8 @@ def _rebooted_mid_run():
     process = _play("--limit", FIRST_HOST, *_job_args(name, epochs, "-e", "lora_job_start_at_boot=true"))
     _wait_for_checkpoint(name, process, 2 * SAVE_STEPS)
     invocation_before = _invocation(unit)
+    # a container keeps the kernel's boot id, so `journalctl -b` would also count the play's start: count from here
+    restarted_at = _on(FIRST_HOST, "date +%s")
     # a clean reboot: systemd stops the unit (the runner records its checkpoint on SIGTERM) within TimeoutStopSec=90
     subprocess.run(["docker", "restart", "-t", "150", FIRST_HOST], check=True, capture_output=True, timeout=300)
     interrupted = _finish(process)
@@ -189,7 +191,7 @@ def _rebooted_mid_run():
     after = {
         "enabled": _on(FIRST_HOST, "systemctl is-enabled %s" % unit),
         "invocation": _invocation(unit),
-        "started_this_boot": _on(FIRST_HOST, "journalctl -b -u %s --no-pager -o cat | grep -c '^Started '" % unit),
+        "started_this_boot": _on(FIRST_HOST, "journalctl -u %s --since @%s --no-pager -o cat | grep -c '^Started '" % (unit, restarted_at)),
     }
     # a play after the reboot follows the finished job and reports it; nothing is trained again
     rc, _output = _finish(_play("--limit", FIRST_HOST, *_job_args(name, epochs, "-e", "lora_job_start_at_boot=true")))
