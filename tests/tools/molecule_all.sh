@@ -15,10 +15,11 @@ rm -f "$logdir"/*.result
 run_one() {
   local scenario=$1 log=$logdir/$1.log start rc
   start=$(date +%s)
-  molecule test -s "$scenario" >"$log" 2>&1
+  # each line stamped with the wall clock, so a slow scenario's log shows where its time went
+  molecule test -s "$scenario" 2>&1 | perl -MPOSIX -pe 'BEGIN { $| = 1 } $_ = strftime("%H:%M:%S ", localtime) . $_' >"$log"
   rc=$?
   # testinfra's pytest summary line ("== 63 passed, 1 skipped in 30.1s =="): molecule counts a skip as a pass, this does not
-  skipped=$(grep -E '^=+ .*[0-9]+ (passed|failed|skipped).* in [0-9.]+s' "$log" | grep -Eo '[0-9]+ skipped' | awk '{n += $1} END {print n + 0}')
+  skipped=$(grep -E '^([0-9:]+ )?=+ .*[0-9]+ (passed|failed|skipped).* in [0-9.]+s' "$log" | grep -Eo '[0-9]+ skipped' | awk '{n += $1} END {print n + 0}')
   if [ "$skipped" -gt 0 ]; then
     echo "molecule_all.sh: $skipped testinfra check(s) skipped; a check must not skip" >>"$log"
     rc=1
@@ -28,6 +29,8 @@ run_one() {
 }
 export -f run_one
 export logdir
+# testinfra's ten slowest checks at the end of each scenario's log (a check that plays the site again shows its cost)
+export PYTEST_ADDOPTS="${PYTEST_ADDOPTS:-} --durations=10"
 
 start=$(date +%s)
 printf '%s\n' "$@" | xargs -P "$jobs" -I{} bash -c 'run_one {}'
