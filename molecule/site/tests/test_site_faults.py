@@ -7,9 +7,12 @@
 - A host shut down: the others finish, the run ends non-zero and the fleet report marks the host.
 
 Each runs the site (validate.yml, then the main play with --tags lora_job) on the lab's own switch (CPU training), a
-job of its own name, so the scenario's tiny-alpaca job and its results are not touched.
+job of its own name, so the scenario's tiny-alpaca job and its results are not touched. The three job faults touch one
+host each, so they run at once, each play limited to its host and serving the wheelhouse on a port of its own; the
+host shut down comes after them.
 """
 
+import concurrent.futures
 import functools
 import glob
 import json
@@ -26,11 +29,15 @@ ROWS = []
 MAX_SAMPLES = 64
 STEPS_PER_EPOCH = 8
 SAVE_STEPS = 4
+# fault: (host, port of the wheelhouse its plays serve)
+AT = {"killed": ("site-navi22", 8781), "restart": ("site-navi21igpu", 8782), "boot": (FIRST_HOST, 8783)}
 
 
-def _job_args(name, epochs, *extra):
+def _job_args(fault, name, epochs, *extra):
+    host_name, port = AT[fault]
     results = os.path.join(EPHEMERAL, "fault-results-" + name)
-    return ["--tags", "lora_job", "-e", "radeonlab_torch_without_hip=true", "-e", "lora_job_name=" + name,
+    return ["--limit", host_name, "-e", "pytorch_rocm_wheelhouse_port=%d" % port,
+            "--tags", "lora_job", "-e", "radeonlab_torch_without_hip=true", "-e", "lora_job_name=" + name,
             "-e", "lora_job_num_train_epochs=%d" % epochs, "-e", "lora_job_save_steps=%d" % SAVE_STEPS,
             "-e", "lora_job_max_samples=%d" % MAX_SAMPLES,
             "-e", "lora_job_poll_interval=2", "-e", "lora_job_results_dir=" + results] + list(extra)
@@ -56,16 +63,16 @@ def _on(host_name, command):
     return run.stdout.strip()
 
 
-def _checkpoints(name):
+def _checkpoints(host_name, name):
     """Complete checkpoints (with trainer_state.json, the file the Trainer writes last) of the job, by step."""
-    listing = _on(FIRST_HOST, "ls -d /var/lib/radeonlab/lora/%s/runs/*/output/checkpoint-*/trainer_state.json 2>/dev/null" % name)
+    listing = _on(host_name, "ls -d /var/lib/radeonlab/lora/%s/runs/*/output/checkpoint-*/trainer_state.json 2>/dev/null" % name)
     return sorted(int(line.split("/checkpoint-")[1].split("/")[0]) for line in listing.splitlines() if line)
 
 
-def _wait_for_checkpoint(name, process, at_least, timeout=600):
+def _wait_for_checkpoint(host_name, name, process, at_least, timeout=600):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        found = _checkpoints(name)
+        found = _checkpoints(host_name, name)
         if found and found[-1] >= at_least:
             return found[-1]
         assert process.poll() is None, "the play ended before checkpoint-%d: %s" % (at_least, _finish(process)[1][-3000:])
@@ -73,8 +80,8 @@ def _wait_for_checkpoint(name, process, at_least, timeout=600):
     raise AssertionError("no checkpoint-%d of %s within %ds" % (at_least, name, timeout))
 
 
-def _status(name):
-    return json.loads(_on(FIRST_HOST, "cat /var/lib/radeonlab/lora/%s/runs/*/status.json" % name))
+def _status(host_name, name):
+    return json.loads(_on(host_name, "cat /var/lib/radeonlab/lora/%s/runs/*/status.json" % name))
 
 
 def _row(case, done, outcome, seconds):
@@ -95,115 +102,130 @@ every %d steps, %d steps an epoch).
         handle.write(text)
 
 
-@functools.lru_cache(maxsize=None)
 def _killed_then_rerun():
-    name, epochs = "fault-killed", 4
+    name, epochs, (host_name, _port) = "fault-killed", 4, AT["killed"]
     start = time.monotonic()
-    process = _play("--limit", FIRST_HOST, *_job_args(name, epochs))
-    _wait_for_checkpoint(name, process, 2 * SAVE_STEPS)
-    _on(FIRST_HOST, "systemctl kill --signal=SIGKILL radeonlab-lora-%s.service" % name)
-    killed_at = _checkpoints(name)[-1]
+    process = _play(*_job_args("killed", name, epochs))
+    _wait_for_checkpoint(host_name, name, process, 2 * SAVE_STEPS)
+    _on(host_name, "systemctl kill --signal=SIGKILL radeonlab-lora-%s.service" % name)
+    killed_at = _checkpoints(host_name, name)[-1]
     first = _finish(process)
-    second = _finish(_play("--limit", FIRST_HOST, *_job_args(name, epochs)))
-    return killed_at, first, second, _status(name), epochs * STEPS_PER_EPOCH, time.monotonic() - start
+    second = _finish(_play(*_job_args("killed", name, epochs)))
+    return killed_at, first, second, _status(host_name, name), epochs * STEPS_PER_EPOCH, time.monotonic() - start
+
+
+def _killed_with_restart():
+    name, epochs, (host_name, _port) = "fault-restart", 4, AT["restart"]
+    start = time.monotonic()
+    process = _play(*_job_args("restart", name, epochs, "-e", "lora_job_restart=true", "-e", "lora_job_restart_delay=3"))
+    _wait_for_checkpoint(host_name, name, process, 2 * SAVE_STEPS)
+    _on(host_name, "systemctl kill --kill-whom=main --signal=SIGKILL radeonlab-lora-%s.service" % name)
+    killed_at = _checkpoints(host_name, name)[-1]
+    result = _finish(process)
+    # systemd's NRestarts is back at 0 once the restarted unit has ended; its journal keeps the restart
+    restarts = _on(host_name, "journalctl -u radeonlab-lora-%s.service --no-pager | grep -c 'Scheduled restart job'" % name)
+    return killed_at, result, _status(host_name, name), restarts, epochs * STEPS_PER_EPOCH, time.monotonic() - start
+
+
+def _invocation(host_name, unit):
+    return _on(host_name, "systemctl show -p InvocationID --value %s" % unit)
+
+
+def _wait_for_the_run_after_boot(host_name, name, unit, invocation_before, timeout=600):
+    """The status once the run the boot started has ended (the shutdown left "failed ... re-run resumes from" behind)."""
+    deadline = time.monotonic() + timeout
+    status = {}
+    while time.monotonic() < deadline:
+        try:
+            status = _status(host_name, name)
+        except ValueError:  # being rewritten, or the container still booting
+            status = {}
+        if status.get("state") == "succeeded":
+            return status
+        ended = _on(host_name, "systemctl is-active %s" % unit) in ("failed", "inactive")
+        if ended and _invocation(host_name, unit) not in ("", invocation_before) and status.get("state") != "running":
+            return status
+        time.sleep(2)
+    raise AssertionError("the run after boot of %s did not end within %ds: %s" % (name, timeout, status))
+
+
+def _rebooted_mid_run():
+    name, epochs, (host_name, _port) = "fault-boot", 4, AT["boot"]
+    unit = "radeonlab-lora-%s.service" % name
+    start = time.monotonic()
+    process = _play(*_job_args("boot", name, epochs, "-e", "lora_job_start_at_boot=true"))
+    _wait_for_checkpoint(host_name, name, process, 2 * SAVE_STEPS)
+    invocation_before = _invocation(host_name, unit)
+    # a container keeps the kernel's boot id, so `journalctl -b` would also count the play's start: count from here
+    restarted_at = _on(host_name, "date +%s")
+    # a clean reboot: systemd stops the unit (the runner records its checkpoint on SIGTERM) within TimeoutStopSec=90
+    subprocess.run(["docker", "restart", "-t", "150", host_name], check=True, capture_output=True, timeout=300)
+    interrupted = _finish(process)
+    subprocess.run(["docker", "exec", host_name, "systemctl", "is-system-running", "--wait"], capture_output=True, timeout=300,
+                   check=False)
+    status = _wait_for_the_run_after_boot(host_name, name, unit, invocation_before)
+    after = {
+        "enabled": _on(host_name, "systemctl is-enabled %s" % unit),
+        "invocation": _invocation(host_name, unit),
+        "started_this_boot": _on(host_name, "journalctl -u %s --since @%s --no-pager -o cat | grep -c '^Started '" % (unit, restarted_at)),
+    }
+    # a play after the reboot follows the finished job and reports it; nothing is trained again
+    rc, _output = _finish(_play(*_job_args("boot", name, epochs, "-e", "lora_job_start_at_boot=true")))
+    with open(os.path.join(EPHEMERAL, "fault-results-" + name, "report.md"), encoding="utf-8") as handle:
+        row = [line for line in handle.read().splitlines() if line.startswith("| %s |" % host_name)][-1]
+    return invocation_before, interrupted, status, after, (rc, row), epochs * STEPS_PER_EPOCH, time.monotonic() - start
+
+
+@functools.lru_cache(maxsize=None)
+def _job_faults():
+    """{fault: its outcome, or the exception it raised}: the three at once, each on its own host."""
+    cases = {"killed": _killed_then_rerun, "restart": _killed_with_restart, "boot": _rebooted_mid_run}
+    with concurrent.futures.ThreadPoolExecutor(len(cases)) as pool:
+        futures = {fault: pool.submit(case) for fault, case in cases.items()}
+        concurrent.futures.wait(futures.values())
+    return {fault: future.exception() or future.result() for fault, future in futures.items()}
+
+
+def _outcome(fault):
+    outcome = _job_faults()[fault]
+    if isinstance(outcome, BaseException):
+        raise outcome
+    return outcome
 
 
 def test_a_killed_job_fails_the_play_and_a_rerun_resumes_from_its_last_checkpoint(host):
-    if _hostname(host) != FIRST_HOST:
+    if _hostname(host) != AT["killed"][0]:
         return  # one host shows it
-    killed_at, (rc1, out1), (rc2, out2), status, steps, seconds = _killed_then_rerun()
+    killed_at, (rc1, out1), (rc2, out2), status, steps, seconds = _outcome("killed")
     assert rc1 != 0 and "died" in out1, out1[-3000:]
     assert rc2 == 0, out2[-3000:]
     attempts = status["attempts"]
     assert status["state"] == "succeeded" and status["global_step"] == steps == status["max_steps"], status
     assert attempts[0]["outcome"] == "interrupted" and "runner died" in attempts[0]["evidence"], attempts
     assert attempts[-1]["resumed_from"] == "checkpoint-%d" % killed_at, attempts
-    _row("training unit killed (SIGKILL to runner and trainer) after checkpoint-%d" % killed_at,
+    _row("training unit killed (SIGKILL to runner and trainer) on %s after checkpoint-%d" % (AT["killed"][0], killed_at),
          "the play said the job died (rc %d); the play run again" % rc1,
          "resumed from checkpoint-%d, trained to %d/%d, succeeded" % (killed_at, status["global_step"], steps), seconds)
 
 
-@functools.lru_cache(maxsize=None)
-def _killed_with_restart():
-    name, epochs = "fault-restart", 4
-    start = time.monotonic()
-    process = _play("--limit", FIRST_HOST, *_job_args(name, epochs, "-e", "lora_job_restart=true", "-e", "lora_job_restart_delay=3"))
-    _wait_for_checkpoint(name, process, 2 * SAVE_STEPS)
-    _on(FIRST_HOST, "systemctl kill --kill-whom=main --signal=SIGKILL radeonlab-lora-%s.service" % name)
-    killed_at = _checkpoints(name)[-1]
-    result = _finish(process)
-    # systemd's NRestarts is back at 0 once the restarted unit has ended; its journal keeps the restart
-    restarts = _on(FIRST_HOST, "journalctl -u radeonlab-lora-%s.service --no-pager | grep -c 'Scheduled restart job'" % name)
-    return killed_at, result, _status(name), restarts, epochs * STEPS_PER_EPOCH, time.monotonic() - start
-
-
 def test_with_lora_job_restart_systemd_restarts_a_killed_runner_and_the_same_play_ends_green(host):
-    if _hostname(host) != FIRST_HOST:
+    if _hostname(host) != AT["restart"][0]:
         return
-    killed_at, (rc, output), status, restarts, steps, seconds = _killed_with_restart()
+    killed_at, (rc, output), status, restarts, steps, seconds = _outcome("restart")
     assert rc == 0, output[-3000:]
     assert restarts == "1", restarts
     assert status["state"] == "succeeded" and status["global_step"] == steps, status
     assert status["attempts"][-1]["resumed_from"] == "checkpoint-%d" % killed_at, status["attempts"]
-    _row("runner killed (SIGKILL to the main process) after checkpoint-%d, lora_job_restart=true" % killed_at,
+    _row("runner killed (SIGKILL to the main process) on %s after checkpoint-%d, lora_job_restart=true"
+         % (AT["restart"][0], killed_at),
          "systemd restarted the unit (%s restart in its journal); the play kept following" % restarts,
          "resumed from checkpoint-%d, trained to %d/%d, the same play ended rc 0" % (killed_at, status["global_step"], steps), seconds)
 
 
-def _invocation(unit):
-    return _on(FIRST_HOST, "systemctl show -p InvocationID --value %s" % unit)
-
-
-def _wait_for_the_run_after_boot(name, unit, invocation_before, timeout=600):
-    """The status once the run the boot started has ended (the shutdown left "failed ... re-run resumes from" behind)."""
-    deadline = time.monotonic() + timeout
-    status = {}
-    while time.monotonic() < deadline:
-        try:
-            status = _status(name)
-        except ValueError:  # being rewritten, or the container still booting
-            status = {}
-        if status.get("state") == "succeeded":
-            return status
-        ended = _on(FIRST_HOST, "systemctl is-active %s" % unit) in ("failed", "inactive")
-        if ended and _invocation(unit) not in ("", invocation_before) and status.get("state") != "running":
-            return status
-        time.sleep(2)
-    raise AssertionError("the run after boot of %s did not end within %ds: %s" % (name, timeout, status))
-
-
-@functools.lru_cache(maxsize=None)
-def _rebooted_mid_run():
-    name, epochs = "fault-boot", 4
-    unit = "radeonlab-lora-%s.service" % name
-    start = time.monotonic()
-    process = _play("--limit", FIRST_HOST, *_job_args(name, epochs, "-e", "lora_job_start_at_boot=true"))
-    _wait_for_checkpoint(name, process, 2 * SAVE_STEPS)
-    invocation_before = _invocation(unit)
-    # a container keeps the kernel's boot id, so `journalctl -b` would also count the play's start: count from here
-    restarted_at = _on(FIRST_HOST, "date +%s")
-    # a clean reboot: systemd stops the unit (the runner records its checkpoint on SIGTERM) within TimeoutStopSec=90
-    subprocess.run(["docker", "restart", "-t", "150", FIRST_HOST], check=True, capture_output=True, timeout=300)
-    interrupted = _finish(process)
-    subprocess.run(["docker", "exec", FIRST_HOST, "systemctl", "is-system-running", "--wait"], capture_output=True, timeout=300,
-                   check=False)
-    status = _wait_for_the_run_after_boot(name, unit, invocation_before)
-    after = {
-        "enabled": _on(FIRST_HOST, "systemctl is-enabled %s" % unit),
-        "invocation": _invocation(unit),
-        "started_this_boot": _on(FIRST_HOST, "journalctl -u %s --since @%s --no-pager -o cat | grep -c '^Started '" % (unit, restarted_at)),
-    }
-    # a play after the reboot follows the finished job and reports it; nothing is trained again
-    rc, _output = _finish(_play("--limit", FIRST_HOST, *_job_args(name, epochs, "-e", "lora_job_start_at_boot=true")))
-    with open(os.path.join(EPHEMERAL, "fault-results-" + name, "report.md"), encoding="utf-8") as handle:
-        row = [line for line in handle.read().splitlines() if line.startswith("| %s |" % FIRST_HOST)][-1]
-    return invocation_before, interrupted, status, after, (rc, row), epochs * STEPS_PER_EPOCH, time.monotonic() - start
-
-
 def test_with_lora_job_start_at_boot_a_job_cut_by_a_reboot_goes_on_after_boot_without_a_play(host):
-    if _hostname(host) != FIRST_HOST:
+    if _hostname(host) != AT["boot"][0]:
         return
-    invocation_before, (rc1, _out1), status, after, (rc2, row), steps, seconds = _rebooted_mid_run()
+    invocation_before, (rc1, _out1), status, after, (rc2, row), steps, seconds = _outcome("boot")
     assert after["enabled"] == "enabled", after
     assert after["started_this_boot"] == "1" and after["invocation"] not in ("", invocation_before), (after, invocation_before)
     assert status["state"] == "succeeded" and status["global_step"] == steps == status["max_steps"], status
@@ -212,7 +234,7 @@ def test_with_lora_job_start_at_boot_a_job_cut_by_a_reboot_goes_on_after_boot_wi
     # the shutdown's SIGTERM: the runner stopped the trainer and recorded the attempt interrupted
     assert status["attempts"][-2]["outcome"] == "interrupted", status["attempts"]
     assert rc2 == 0 and "already done" in row, (rc2, row)
-    _row("host %s rebooted (docker restart) after checkpoint-%d, lora_job_start_at_boot=true" % (FIRST_HOST, 2 * SAVE_STEPS),
+    _row("host %s rebooted (docker restart) after checkpoint-%d, lora_job_start_at_boot=true" % (AT["boot"][0], 2 * SAVE_STEPS),
          "the play following the job lost the host (rc %d); no play was run until the job had ended" % rc1,
          "the enabled unit started at boot (1 start this boot), resumed from %s, trained to %d/%d; a play after it ended rc 0"
          % (resumed, status["global_step"], steps), seconds)
