@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Where a run's time went, read from an Ansible log (ANSIBLE_LOG_PATH): each task's wall time, summed by task name.
 
     python tests/bench/task_times.py LOG [--top 25]
@@ -59,7 +58,7 @@ def main():
     args = parser.parse_args()
     with open(args.log, encoding="utf-8", errors="replace") as handle:
         tasks, runs = durations(handle)
-    total = sum(seconds for _, _, _, seconds in runs)
+    total = sum(run[3] for run in runs)
     print("runs (%d, %.0f s in all):" % (len(runs), total))
     for pid, playbook, first, seconds in sorted(runs, key=lambda run: run[2]):
         print("  %s  %7.1f s  p=%s %s" % (first.strftime("%H:%M:%S"), seconds, pid, playbook[:90]))
