@@ -103,7 +103,7 @@ every %d steps, %d steps an epoch).
 
 
 def _killed_then_rerun():
-    name, epochs, (host_name, _port) = "fault-killed", 4, AT["killed"]
+    name, epochs, host_name = "fault-killed", 4, AT["killed"][0]
     start = time.monotonic()
     process = _play(*_job_args("killed", name, epochs))
     _wait_for_checkpoint(host_name, name, process, 2 * SAVE_STEPS)
@@ -115,7 +115,7 @@ def _killed_then_rerun():
 
 
 def _killed_with_restart():
-    name, epochs, (host_name, _port) = "fault-restart", 4, AT["restart"]
+    name, epochs, host_name = "fault-restart", 4, AT["restart"][0]
     start = time.monotonic()
     process = _play(*_job_args("restart", name, epochs, "-e", "lora_job_restart=true", "-e", "lora_job_restart_delay=3"))
     _wait_for_checkpoint(host_name, name, process, 2 * SAVE_STEPS)
@@ -150,7 +150,7 @@ def _wait_for_the_run_after_boot(host_name, name, unit, invocation_before, timeo
 
 
 def _rebooted_mid_run():
-    name, epochs, (host_name, _port) = "fault-boot", 4, AT["boot"]
+    name, epochs, host_name = "fault-boot", 4, AT["boot"][0]
     unit = "radeonlab-lora-%s.service" % name
     start = time.monotonic()
     process = _play(*_job_args("boot", name, epochs, "-e", "lora_job_start_at_boot=true"))
