@@ -16,6 +16,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+import pytest
 import yaml
 
 JOB_RUNS = "/var/lib/radeonlab/lora/tiny-alpaca/runs"
@@ -265,10 +266,9 @@ def test_device_check_stops_a_new_job_before_it_trains(host):
     assert _status(host)["state"] == "succeeded"
 
 
+@pytest.mark.only_on(FIRST_HOST)
 def test_a_system_account_is_refused_as_the_training_account_before_any_change(host):
     groups_before = host.run("getent group render video").stdout
-    if _hostname(host) != FIRST_HOST:
-        return  # one host shows it; each converge again costs a whole validation of the site
     rc, output = _converge_again("--tags", "gpu_groups", "--limit", FIRST_HOST,
                                  "-e", "pytorch_rocm_user=daemon", "-e", "lora_job_user=daemon")
     assert rc != 0
@@ -278,10 +278,9 @@ def test_a_system_account_is_refused_as_the_training_account_before_any_change(h
     assert host.run("getent group render video").stdout == groups_before
 
 
+@pytest.mark.only_on(FIRST_HOST)
 def test_a_host_that_cannot_reach_the_wheelhouse_is_named_before_anything_is_installed(host):
     # A wheelhouse URL of one's own where nothing answers (port 9, discard: nothing listens here).
-    if _hostname(host) != FIRST_HOST:
-        return  # one host shows it (as above)
     rc, output = _converge_again("--limit", FIRST_HOST, "-e", "pytorch_rocm_wheelhouse_url=http://127.0.0.1:9/")
     assert rc != 0
     assert "%s cannot reach the fleet wheelhouse at http://127.0.0.1:9/" % _hostname(host) in output, output[-3000:]
@@ -372,9 +371,8 @@ def test_results_on_the_controller_are_not_readable_by_others(host):
     assert stat.S_IMODE(os.stat(os.path.join(folder, "host.json")).st_mode) == 0o600
 
 
+@pytest.mark.only_on(FIRST_HOST)
 def test_a_symlink_the_training_user_plants_does_not_make_root_fetch_what_it_points_to(host):
-    if _hostname(host) != FIRST_HOST:
-        return  # one host shows it (each converge again costs a whole validation of the site)
     output_dir = _status(host)["output_dir"]
     planted = os.path.join(output_dir, "all_results.json")  # fetched when present (fail_on_missing: false)
     fetched = os.path.join(RESULTS, FIRST_HOST, "all_results.json")
@@ -459,11 +457,10 @@ def test_no_secret_in_any_output_of_the_runs(host):
     assert not hits
 
 
+@pytest.mark.only_on(FIRST_HOST)
 def test_no_secret_in_any_file_on_the_controller(host):
     # The results, the wheelhouse and its metadata, the lab's cache, molecule's state but its inventory and
     # its copy of molecule.yml (which hold what was planted) and the run log (checked above).
-    if _hostname(host) != FIRST_HOST:
-        return  # the controller is one, whichever host this is
     assert os.path.isdir(os.path.join(PROJECT, ".cache", "wheelhouse", ".radeonlab"))
     found, looked = _hits([RESULTS, os.path.join(PROJECT, ".cache"), EPHEMERAL],
                           skip=(os.path.join(EPHEMERAL, "inventory") + os.sep, os.path.join(EPHEMERAL, "molecule.yml"),
@@ -528,9 +525,8 @@ def _webui_disabled():
                            "-e", "llamafactory_webui_enabled=false")
 
 
+@pytest.mark.only_on(FIRST_HOST)
 def test_disabling_the_webui_stops_it_and_removes_its_credentials(host):
-    if _hostname(host) != FIRST_HOST:
-        return  # one host shows it (as above)
     assert host.file(WEBUI_ENV).exists, "no credentials file to remove: the scenario plants a WebUI password"
     port = json.loads(host.file("/etc/ansible/facts.d/llamafactory.fact").content_string)["webui"]["port"]
     assert host.socket("tcp://127.0.0.1:%d" % port).is_listening

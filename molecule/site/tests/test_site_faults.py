@@ -21,6 +21,8 @@ import subprocess
 import tempfile
 import time
 
+import pytest
+
 from test_site import CONVERGE, EPHEMERAL, FIRST_HOST, PROJECT, RUN_ENV, REBOOT_DUE, _hostname, _recap
 
 DOC = os.path.join(PROJECT, "docs", "reliability_faults_site.md")
@@ -193,9 +195,8 @@ def _outcome(fault):
     return outcome
 
 
+@pytest.mark.only_on(AT["killed"][0])
 def test_a_killed_job_fails_the_play_and_a_rerun_resumes_from_its_last_checkpoint(host):
-    if _hostname(host) != AT["killed"][0]:
-        return  # one host shows it
     killed_at, (rc1, out1), (rc2, out2), status, steps, seconds = _outcome("killed")
     assert rc1 != 0 and "died" in out1, out1[-3000:]
     assert rc2 == 0, out2[-3000:]
@@ -208,9 +209,8 @@ def test_a_killed_job_fails_the_play_and_a_rerun_resumes_from_its_last_checkpoin
          "resumed from checkpoint-%d, trained to %d/%d, succeeded" % (killed_at, status["global_step"], steps), seconds)
 
 
+@pytest.mark.only_on(AT["restart"][0])
 def test_with_lora_job_restart_systemd_restarts_a_killed_runner_and_the_same_play_ends_green(host):
-    if _hostname(host) != AT["restart"][0]:
-        return
     killed_at, (rc, output), status, restarts, steps, seconds = _outcome("restart")
     assert rc == 0, output[-3000:]
     assert restarts == "1", restarts
@@ -222,9 +222,8 @@ def test_with_lora_job_restart_systemd_restarts_a_killed_runner_and_the_same_pla
          "resumed from checkpoint-%d, trained to %d/%d, the same play ended rc 0" % (killed_at, status["global_step"], steps), seconds)
 
 
+@pytest.mark.only_on(AT["boot"][0])
 def test_with_lora_job_start_at_boot_a_job_cut_by_a_reboot_goes_on_after_boot_without_a_play(host):
-    if _hostname(host) != AT["boot"][0]:
-        return
     invocation_before, (rc1, _out1), status, after, (rc2, row), steps, seconds = _outcome("boot")
     assert after["enabled"] == "enabled", after
     assert after["started_this_boot"] == "1" and after["invocation"] not in ("", invocation_before), (after, invocation_before)
