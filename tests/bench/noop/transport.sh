@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Per-task cost of the connection (issue 16 items 1 and 2): a play of 40 trivial tasks (20 `command: /bin/true`,
 # 20 `stat`) on one lab container, unpipelined, pipelined ([connection] pipelining, as ansible.cfg and the molecule
-# base set it) and with mitogen's strategy, in one run. Prints seconds per task and the ratios to the unpipelined run.
+# base set it), pipelined through community.docker.docker_api (the Docker API on its socket, no `docker` CLI process
+# per module) and with mitogen's strategy, in one run. Prints seconds per task and the ratios to the unpipelined run.
 # Test infrastructure only.
 #
 #   MITOGEN_DIR=/path/to/unpacked/mitogen-0.3.x tests/bench/noop/transport.sh    (needs `make bed`;
@@ -45,6 +46,8 @@ timed() { # label inventory-connection env... -> prints a row
 {
     timed unpipelined community.docker.docker ANSIBLE_PIPELINING=False
     timed pipelined community.docker.docker ANSIBLE_PIPELINING=True
+    # the Docker API over its socket instead of a `docker exec` process per module
+    timed docker_api-pipelined community.docker.docker_api ANSIBLE_PIPELINING=True
     if [ -n "${MITOGEN_DIR:-}" ]; then
         timed mitogen docker ANSIBLE_PIPELINING=True ANSIBLE_STRATEGY_PLUGINS="$MITOGEN_DIR/ansible_mitogen/plugins/strategy" \
             ANSIBLE_STRATEGY=mitogen_linear
