@@ -292,32 +292,75 @@ def key_problems(armored, pinned, url):
 
 # --- a data set file ---------------------------------------------------------------------------
 ALPACA_COLUMNS = {"prompt": "instruction", "query": "input", "response": "output"}
+# LLaMA-Factory 0.9.5's defaults for a sharegpt entry of dataset_info.json (llamafactory/data/parser.py DatasetAttr)
+SHAREGPT_COLUMNS = {"messages": "conversations"}
+SHAREGPT_TAGS = {"role_tag": "from", "content_tag": "value", "user_tag": "human", "assistant_tag": "gpt",
+                 "observation_tag": "observation", "function_tag": "function_call", "system_tag": "system"}
+DATASET_FORMATS = ("alpaca", "sharegpt")
 
 
-def dataset_problems(variable, text, path):
-    """A data set file as the LoRA job renders it: alpaca records (instruction, optional input, output).
+def _records(text):
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        return json.loads(text)
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
-    ``text`` is the file's content (JSON array or JSON lines). ShareGPT records (conversations/messages) are
-    named as such, because the job's dataset_info entry is alpaca-formatted.
+
+def dataset_problems(variable, text, path, dataset=None):
+    """A data set file as the LoRA job renders it, by ``dataset['formatting']`` (alpaca unless given).
+
+    ``text`` is the file's content (JSON array or JSON lines). alpaca: records with string instruction and output
+    (optional input); a file of ShareGPT records is named as such, with the setting that trains it. sharegpt: each
+    record's messages (``columns.messages``, default conversations) alternate user and assistant turns after an
+    optional system turn, in the tags given (``tags``, default from/value/human/gpt), as LLaMA-Factory's converter
+    reads them: it skips a record that does not, so a file of such records would train on nothing.
     """
+    dataset = dataset if isinstance(dataset, dict) else {}
+    formatting = dataset.get("formatting") or "alpaca"
     try:
-        stripped = text.lstrip()
-        if stripped.startswith("["):
-            records = json.loads(text)
-        else:
-            records = [json.loads(line) for line in text.splitlines() if line.strip()]
+        records = _records(text)
     except ValueError as exc:
         return ["%s (%s) is not JSON or JSON lines (%s): fix the file." % (variable, path, exc)]
     if not isinstance(records, list) or not records:
-        return ["%s (%s) holds no records: it must be a JSON list of alpaca records." % (variable, path)]
+        return ["%s (%s) holds no records: it must be a JSON list of %s records." % (variable, path, formatting)]
+    if formatting == "sharegpt":
+        return _sharegpt_problems(variable, path, records, dataset)
     prompt, response = ALPACA_COLUMNS["prompt"], ALPACA_COLUMNS["response"]
     for index, record in enumerate(records):
         if isinstance(record, dict) and ("conversations" in record or "messages" in record):
-            return ["%s (%s) is in ShareGPT shape (record %d has conversations/messages); the job trains alpaca records "
-                    "{\"instruction\", \"input\", \"output\"}: convert it." % (variable, path, index)]
+            return ["%s (%s) is in ShareGPT shape (record %d has conversations/messages), and lora_job_dataset does not "
+                    "say so: set its formatting: sharegpt (with columns/tags for messages of role/content), or convert "
+                    "the file to alpaca records {\"instruction\", \"input\", \"output\"}." % (variable, path, index)]
         if not isinstance(record, dict) or not isinstance(record.get(prompt), str) or not isinstance(record.get(response), str):
             return ["%s (%s): record %d is not an alpaca record with string \"%s\" and \"%s\" (optional \"input\"): "
                     "fix the file." % (variable, path, index, prompt, response)]
+    return []
+
+
+def _sharegpt_problems(variable, path, records, dataset):
+    column = dict(SHAREGPT_COLUMNS, **(dataset.get("columns") or {}))["messages"]
+    tags = dict(SHAREGPT_TAGS, **(dataset.get("tags") or {}))
+    role, content = tags["role_tag"], tags["content_tag"]
+    turns = ((tags["user_tag"], tags["observation_tag"]), (tags["assistant_tag"], tags["function_tag"]))
+    for index, record in enumerate(records):
+        messages = record.get(column) if isinstance(record, dict) else None
+        where = "%s (%s): record %d" % (variable, path, index)
+        if not isinstance(messages, list) or not messages:
+            return ["%s has no list of messages in \"%s\" (lora_job_dataset.columns.messages): fix the file or name the "
+                    "column." % (where, column)]
+        if not all(isinstance(m, dict) and isinstance(m.get(role), str) and isinstance(m.get(content), str) for m in messages):
+            return ["%s: every message needs string \"%s\" and \"%s\" (lora_job_dataset.tags role_tag/content_tag; "
+                    "messages of role/content need tags: {role_tag: role, content_tag: content, user_tag: user, "
+                    "assistant_tag: assistant})." % (where, role, content)]
+        if messages[0][role] == tags["system_tag"]:
+            messages = messages[1:]
+        for turn, message in enumerate(messages):
+            if message[role] not in turns[turn % 2]:
+                return ["%s: message %d is from '%s' where a %s turn is due (%s): LLaMA-Factory would skip the record."
+                        % (where, turn, message[role], ("user", "assistant")[turn % 2], " or ".join(turns[turn % 2]))]
+        if not messages or len(messages) % 2:
+            return ["%s ends without an answer (%d turns after the system turn): every user turn needs the assistant's "
+                    "reply, or LLaMA-Factory skips the record." % (where, len(messages))]
     return []
 
 
@@ -406,7 +449,7 @@ def site_problems(checks, read=_read_text):
         problems += key_problems(key.get("content"), key["pinned"], key["url"])
     for variable, path in sorted((checks.get("datasets") or {}).items()):
         try:
-            problems += dataset_problems(variable, read(path), path)
+            problems += dataset_problems(variable, read(path), path, checks.get("dataset"))
         except (IOError, OSError) as exc:
             problems.append("%s (%s) cannot be read on the controller (%s): name an existing file."
                             % (variable, path, exc.strerror))

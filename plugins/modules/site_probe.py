@@ -13,7 +13,7 @@ short_description: Read what the site play must check on a host before it change
 version_added: 0.2.0
 description:
   - One read-only round trip for C(playbooks/validate.yml) - the named accounts and C(UID_MIN), whether paths exist,
-    the TCP ports in LISTEN state, the active state of systemd units, and the shape of data set files (alpaca records).
+    the TCP ports in LISTEN state, the active state of systemd units, and the shape of data set files (alpaca or sharegpt records).
   - Changes nothing on the host.
 options:
   users:
@@ -33,9 +33,15 @@ options:
     default: []
   datasets:
     description:
-      - Data set files, a dict of variable name to path, checked for the alpaca shape the LoRA job trains on (a JSON
-        list or JSON lines of records with string C(instruction) and C(output)). A missing file is reported under
-        O(paths).
+      - Data set files, a dict of variable name to path, checked for the shape the LoRA job trains on (a JSON list or
+        JSON lines; alpaca records with string C(instruction) and C(output), or sharegpt records as O(dataset) says).
+        A missing file is reported under O(paths).
+    type: dict
+    default: {}
+  dataset:
+    description:
+      - The data set's description as O(datasets) are to be read (C(lora_job_dataset)) - C(formatting) (C(alpaca), the
+        default, or C(sharegpt)) and, for sharegpt, C(columns) and C(tags) as in LLaMA-Factory's C(dataset_info.json).
     type: dict
     default: {}
 extends_documentation_fragment:
@@ -105,6 +111,7 @@ def argument_spec():
         paths=dict(type="list", elements="path", default=[]),
         units=dict(type="list", elements="str", default=[]),
         datasets=dict(type="dict", default={}),
+        dataset=dict(type="dict", default={}),
     )
 
 
@@ -155,7 +162,7 @@ def main():
     problems, login_defs = [], _read("/etc/login.defs")
     for variable, path in sorted(params["datasets"].items()):
         if os.path.isfile(str(path)):
-            problems.extend(dataset_problems(variable, _read(str(path)), path))
+            problems.extend(dataset_problems(variable, _read(str(path)), path, params["dataset"]))
     module.exit_json(
         changed=False,
         accounts=accounts(params["users"]),

@@ -116,10 +116,29 @@ def _killed_then_rerun():
     return killed_at, first, second, _status(host_name, name), epochs * STEPS_PER_EPOCH, time.monotonic() - start
 
 
+# The restart fault's job trains a ShareGPT copy of the lab data set (messages of role/content, JSON lines), so that
+# formatting runs end to end through the site at no extra cost.
+CHATS = {"name": "tiny_chats", "formatting": "sharegpt", "columns": {"messages": "messages"},
+         "tags": {"role_tag": "role", "content_tag": "content", "user_tag": "user", "assistant_tag": "assistant"}}
+
+
+def _chats_file():
+    with open(os.path.join(PROJECT, ".cache", "lab", "tinymodel", "data", "tiny_alpaca.json"), encoding="utf-8") as handle:
+        records = json.load(handle)
+    path = os.path.join(EPHEMERAL, "tiny_chats.jsonl")
+    with open(path, "w", encoding="utf-8") as handle:
+        for record in records:
+            prompt = record["instruction"] + ("\n" + record["input"] if record.get("input") else "")
+            handle.write(json.dumps({"messages": [{"role": "user", "content": prompt},
+                                                  {"role": "assistant", "content": record["output"]}]}) + "\n")
+    return path
+
+
 def _killed_with_restart():
     name, epochs, host_name = "fault-restart", 4, AT["restart"][0]
     start = time.monotonic()
-    process = _play(*_job_args("restart", name, epochs, "-e", "lora_job_restart=true", "-e", "lora_job_restart_delay=3"))
+    process = _play(*_job_args("restart", name, epochs, "-e", "lora_job_restart=true", "-e", "lora_job_restart_delay=3",
+                               "-e", json.dumps({"lora_job_dataset": CHATS}), "-e", "lora_job_dataset_src=" + _chats_file()))
     _wait_for_checkpoint(host_name, name, process, 2 * SAVE_STEPS)
     _on(host_name, "systemctl kill --kill-whom=main --signal=SIGKILL radeonlab-lora-%s.service" % name)
     killed_at = _checkpoints(host_name, name)[-1]
@@ -216,8 +235,10 @@ def test_with_lora_job_restart_systemd_restarts_a_killed_runner_and_the_same_pla
     assert restarts == "1", restarts
     assert status["state"] == "succeeded" and status["global_step"] == steps, status
     assert status["attempts"][-1]["resumed_from"] == "checkpoint-%d" % killed_at, status["attempts"]
-    _row("runner killed (SIGKILL to the main process) on %s after checkpoint-%d, lora_job_restart=true"
-         % (AT["restart"][0], killed_at),
+    trained_on = json.loads(_on(AT["restart"][0], "cat /var/lib/radeonlab/lora/fault-restart/runs/*/data/dataset_info.json"))
+    assert trained_on["tiny_chats"]["formatting"] == "sharegpt" and trained_on["tiny_chats"]["columns"] == {"messages": "messages"}
+    _row("runner killed (SIGKILL to the main process) on %s after checkpoint-%d, lora_job_restart=true, the job on a "
+         "ShareGPT copy of the data set" % (AT["restart"][0], killed_at),
          "systemd restarted the unit (%s restart in its journal); the play kept following" % restarts,
          "resumed from checkpoint-%d, trained to %d/%d, the same play ended rc 0" % (killed_at, status["global_step"], steps), seconds)
 

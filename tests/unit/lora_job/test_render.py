@@ -83,6 +83,31 @@ def test_dataset_info_entries(tiny_job):
     assert dataset_info_entry(ms)["x"]["columns"] == {"prompt": "q", "response": "a"}
 
 
+@pytest.mark.parametrize("dataset, entry", [
+    # classic ShareGPT (conversations of from/value): LLaMA-Factory's default tags, none written
+    ({"name": "chats", "file": "/srv/c.json", "formatting": "sharegpt"},
+     {"file_name": "/srv/c.json", "formatting": "sharegpt", "columns": {"messages": "conversations"}}),
+    # OpenAI-style messages of role/content
+    ({"name": "chats", "file": "/srv/c.json", "formatting": "sharegpt", "columns": {"messages": "messages"},
+      "tags": {"role_tag": "role", "content_tag": "content", "user_tag": "user", "assistant_tag": "assistant"}},
+     {"file_name": "/srv/c.json", "formatting": "sharegpt", "columns": {"messages": "messages"},
+      "tags": {"role_tag": "role", "content_tag": "content", "user_tag": "user", "assistant_tag": "assistant"}}),
+    # a system column beside the messages keeps the messages default
+    ({"name": "chats", "hf_hub_url": "org/chats", "formatting": "sharegpt", "columns": {"system": "system"}},
+     {"hf_hub_url": "org/chats", "formatting": "sharegpt", "columns": {"messages": "conversations", "system": "system"}}),
+])
+def test_sharegpt_entries(tiny_job, dataset, entry):
+    assert dataset_info_entry(jobspec.normalize({**tiny_job, "dataset": dataset})) == {"chats": entry}
+
+
+def test_an_alpaca_job_hashes_as_before_formatting_existed(tiny_job):
+    plain = _prepared(tiny_job)
+    declared = _prepared({**tiny_job, "dataset": {**tiny_job["dataset"], "formatting": "alpaca"}})
+    assert plain.config_hash == declared.config_hash
+    sharegpt = _prepared({**tiny_job, "dataset": {**tiny_job["dataset"], "formatting": "sharegpt"}})
+    assert sharegpt.config_hash != plain.config_hash
+
+
 def test_yaml_round_trips_through_pyyaml(tiny_job):
     job = {**tiny_job, "learning_rate": 1e-5, "extra_args": {"weight_decay": 0.01, "optim": "adamw_torch", "lora_target_list": ["a", "b"]}}
     cfg = _prepared(job).train_config()

@@ -79,3 +79,19 @@ def test_device_keys_are_validated(key, value, fragment):
     with pytest.raises(SpecError) as info:
         normalize({**MINIMAL, key: value})
     assert fragment in str(info.value)
+
+
+@pytest.mark.parametrize("extra, fragment", [
+    ({"formatting": "alpaca"}, None),
+    ({"formatting": "sharegpt", "columns": {"messages": "messages"}, "tags": {"role_tag": "role"}}, None),
+    ({"formatting": "openai"}, "dataset.formatting must be one of ['alpaca', 'sharegpt']"),
+    ({"formatting": "sharegpt", "tags": ["role"]}, "dataset.tags must map names to strings"),
+    ({"columns": {"prompt": 1}}, "dataset.columns must map names to strings"),
+])
+def test_dataset_formatting(extra, fragment):
+    job = {**MINIMAL, "dataset": {**MINIMAL["dataset"], **extra}}
+    if fragment is None:
+        assert normalize(job)["dataset"] == job["dataset"]
+    else:
+        with pytest.raises(SpecError, match=fragment.replace("[", r"\[").replace("]", r"\]")):
+            normalize(job)

@@ -33,6 +33,7 @@ from .sizing import Plan
 HASH_FORMAT = 1
 VOLATILE_KEYS = ("output_dir", "dataset_dir", "resume_from_checkpoint", "flash_attn", "packing", "neat_packing")
 DEFAULT_COLUMNS = {"prompt": "instruction", "query": "input", "response": "output"}
+SHAREGPT_COLUMNS = {"messages": "conversations"}  # LLaMA-Factory's default; its tags default to from/value/human/gpt
 
 
 class RenderError(ValueError):
@@ -40,7 +41,11 @@ class RenderError(ValueError):
 
 
 def dataset_info_entry(spec: dict) -> dict:
-    """``{name: {...}}`` for ``dataset_info.json``; alpaca formatting, a local file by absolute path."""
+    """``{name: {...}}`` for ``dataset_info.json``; alpaca or sharegpt formatting, a local file by absolute path.
+
+    An alpaca entry is written exactly as before sharegpt existed (its config hash is unchanged); a sharegpt entry
+    carries its messages column and, when given, the tags of its messages.
+    """
     dataset = spec["dataset"]
     entry: dict = {}
     if dataset.get("file"):
@@ -52,8 +57,14 @@ def dataset_info_entry(spec: dict) -> dict:
     for key in ("subset", "split", "num_samples"):
         if dataset.get(key) is not None:
             entry[key] = dataset[key]
-    entry["formatting"] = "alpaca"
-    entry["columns"] = dict(dataset.get("columns") or DEFAULT_COLUMNS)
+    formatting = dataset.get("formatting") or "alpaca"
+    entry["formatting"] = formatting
+    if formatting == "sharegpt":
+        entry["columns"] = dict(SHAREGPT_COLUMNS, **(dataset.get("columns") or {}))
+        if dataset.get("tags"):
+            entry["tags"] = dict(dataset["tags"])
+    else:
+        entry["columns"] = dict(dataset.get("columns") or DEFAULT_COLUMNS)
     return {dataset["name"]: entry}
 
 

@@ -43,6 +43,7 @@ ATTENTION_CHOICES = ("auto", "disabled", "sdpa", "fa2")
 SDPA_KERNEL_CHOICES = ("flash", "math")
 DEVICE_CHOICES = ("auto", "gpu", "cpu")
 DATASET_SOURCES = ("file", "hf_hub_url", "ms_hub_url")
+DATASET_FORMATS = ("alpaca", "sharegpt")  # LLaMA-Factory's dataset_info "formatting"
 MODEL_REVISION = re.compile(r"^([0-9a-f]{40}|[A-Za-z0-9][A-Za-z0-9._-]{0,127})$")  # a commit or a tag
 
 DEFAULTS: dict = {
@@ -134,6 +135,12 @@ def normalize(raw: dict) -> dict:
                 problems.append(f"dataset needs exactly one of {list(DATASET_SOURCES)}, got {sources or 'none'}")
             elif "file" in sources and not os.path.isabs(dataset["file"]):
                 problems.append(f"dataset.file must be an absolute path, got {dataset['file']!r}")
+            if dataset.get("formatting", "alpaca") not in DATASET_FORMATS:
+                problems.append(f"dataset.formatting must be one of {list(DATASET_FORMATS)}, got {dataset['formatting']!r}")
+            for key in ("columns", "tags"):
+                value = dataset.get(key)
+                if value is not None and not (isinstance(value, dict) and all(isinstance(v, str) for v in value.values())):
+                    problems.append(f"dataset.{key} must map names to strings, got {value!r}")
     if spec.get("output_dir") and not os.path.isabs(str(spec["output_dir"])):
         problems.append(f"output_dir must be an absolute path, got {spec['output_dir']!r}")
 

@@ -120,6 +120,33 @@ def test_dataset_problems(text, expected):
     assert (problems == []) if expected is None else (expected in problems[0] and "lora_job_dataset_src" in problems[0])
 
 
+SHAREGPT = {"formatting": "sharegpt"}
+OPENAI = {"formatting": "sharegpt", "columns": {"messages": "messages"},
+          "tags": {"role_tag": "role", "content_tag": "content", "user_tag": "user", "assistant_tag": "assistant"}}
+TURNS = [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "hello"}]
+
+
+@pytest.mark.parametrize("dataset, records, expected", [
+    (SHAREGPT, [{"conversations": TURNS}], None),
+    (SHAREGPT, [{"conversations": [{"from": "system", "value": "be brief"}] + TURNS * 2}], None),
+    (SHAREGPT, [{"conversations": TURNS + [{"from": "observation", "value": "42"}, {"from": "gpt", "value": "it is 42"}]}], None),
+    (OPENAI, [{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}], None),
+    (SHAREGPT, [{"messages": [{"role": "user", "content": "hi"}]}], "has no list of messages in \"conversations\""),
+    (SHAREGPT, [{"conversations": [{"role": "user", "content": "hi"}]}], "every message needs string \"from\" and \"value\""),
+    (SHAREGPT, [{"conversations": [TURNS[1], TURNS[0]]}], "message 0 is from 'gpt' where a user turn is due"),
+    (SHAREGPT, [{"conversations": TURNS[:1]}], "ends without an answer (1 turns"),
+    (SHAREGPT, [{"conversations": [{"from": "system", "value": "s"}]}], "ends without an answer (0 turns"),
+    (SHAREGPT, [{"conversations": TURNS}, {"conversations": []}], "record 1 has no list of messages"),
+    (SHAREGPT, [ALPACA[0]], "record 0 has no list of messages"),
+    (SHAREGPT, [], "holds no records: it must be a JSON list of sharegpt records"),
+    ({"formatting": "alpaca"}, [{"conversations": TURNS}], "set its formatting: sharegpt"),
+    ("not a mapping", ALPACA, None),
+])
+def test_sharegpt_dataset_problems(dataset, records, expected):
+    problems = si.dataset_problems("lora_job_dataset_src", json.dumps(records), "/d.json", dataset)
+    assert (problems == []) if expected is None else (len(problems) == 1 and expected in problems[0]), problems
+
+
 PROC_NET_TCP = """  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
    0: 0100007F:223D 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1 0000000000000000 100 0 0 10 0
    1: 0100007F:1EB4 0100007F:A2B4 01 00000000:00000000 00:00000000 00000000     0        0 2 1 0000000000000000 20 4 30 10 -1

@@ -39,6 +39,17 @@ def test_probe_reads_accounts_paths_and_data_sets(tmp_path, capsys):
     assert isinstance(out["uid_min"], int) and out["uid_max"] > out["uid_min"] and all(isinstance(p, int) for p in out["listening"])
 
 
+def test_probe_reads_data_sets_in_the_formatting_given(tmp_path, capsys):
+    chats = tmp_path / "chats.json"
+    chats.write_text(json.dumps([{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}]))
+    openai = {"formatting": "sharegpt", "columns": {"messages": "messages"},
+              "tags": {"role_tag": "role", "content_tag": "content", "user_tag": "user", "assistant_tag": "assistant"}}
+    code, out = run_module({"datasets": {"lora_job_dataset.file": str(chats)}, "dataset": openai}, capsys)
+    assert code == 0 and out["dataset_problems"] == []
+    code, out = run_module({"datasets": {"lora_job_dataset.file": str(chats)}, "dataset": {"formatting": "sharegpt"}}, capsys)
+    assert code == 0 and len(out["dataset_problems"]) == 1 and 'no list of messages in "conversations"' in out["dataset_problems"][0]
+
+
 @pytest.mark.parametrize("text, expected", [("UID_MIN 500\n", 500), ("# UID_MIN 10\n  UID_MIN\t 2000\n", 2000), ("", 1000)])
 def test_uid_min(text, expected):
     assert site_probe.uid_min(text) == expected
