@@ -15,14 +15,8 @@ export ANSIBLE_COLLECTIONS_PATH=$ROOT/.cache/collection_path ANSIBLE_NOCOLOR=1 R
 export ANSIBLE_CONFIG=$ROOT/ansible.cfg
 PATH=$ROOT/.venv/bin:$PATH
 
-timed() { # log command... -> seconds on stdout
-    local log=$1 t0 t1
-    shift
-    t0=$(date +%s.%N)
-    "$@" >"$log" 2>&1 || { tail -n 40 "$log" >&2; exit 1; }
-    t1=$(date +%s.%N)
-    python3 -c "print(round($t1 - $t0, 1))"
-}
+# shellcheck source=tests/bench/noop/timed.sh
+. "$HERE/timed.sh"
 
 printf '| mode | site tasks | site no-op s | trivial s | site / trivial |\n|---|---|---|---|---|\n'
 for pipelining in True False; do

@@ -32,14 +32,8 @@ PY
 down() { ansible-playbook -i "$WORK/inventory" tests/lab/lab.yml -e lab_state=absent >/dev/null 2>&1 || true; rm -rf "$WORK"; }
 trap down EXIT
 
-timed() { # log command... -> seconds on stdout
-    local log=$1 t0 t1
-    shift
-    t0=$(date +%s.%N)
-    "$@" >"$log" 2>&1 || { tail -n 40 "$log" >&2; exit 1; }
-    t1=$(date +%s.%N)
-    python3 -c "print(round($t1 - $t0, 1))"
-}
+# shellcheck source=tests/bench/noop/timed.sh
+. "$HERE/timed.sh"
 
 site() { ansible-playbook -i "$WORK/inventory" playbooks/site.yml --tags "$TAGS" "$@"; }
 ansible-playbook -i "$WORK/inventory" tests/lab/lab.yml >"$WORK/up.log" 2>&1 || { tail -n 40 "$WORK/up.log" >&2; exit 1; }
