@@ -22,7 +22,9 @@ explicitly. Its output goes to DIR/.radeonlab/<key>.log while it runs.
 Prints one JSON object: {"changed": bool, "sets": [...], "bytes": N, "files": N, "seconds": S}; each set
 lists the file names it consists of ("names", what a push delivers to its hosts) and their recorded
 sha256 ("hashes", the links of the host's --find-links page). A recorded wheel whose bytes changed since
-its download fails the run (before anything is served, pushed or downloaded), naming the file.
+its download fails the run (before anything is served, pushed or downloaded), naming the file. A wheel is
+hashed again only when its stat (inode, size, mtime, ctime) differs from the one recorded at download: any
+later write moves ctime, so an untouched multi-GB set is checked in milliseconds, not re-read on every run.
 With --check nothing is written; sets that would be downloaded have status "missing".
 """
 import argparse
@@ -79,6 +81,17 @@ def sha256_of(path):
     return _HASHED[key]
 
 
+def stat_of(path):
+    """What changes when a file's bytes do: a later write moves ctime, which no unprivileged call can set back."""
+    info = os.stat(path)
+    return [info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns]
+
+
+def _verified(path, entry):
+    """The file holds the bytes recorded at its download: untouched since (its stat as recorded) or the same sha256."""
+    return entry.get("stat") == stat_of(path) or sha256_of(path) == entry["sha256"]
+
+
 def _sha256_file(path):
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
@@ -106,7 +119,7 @@ def present(directory, stamp):
         path = os.path.join(directory, entry["name"])
         if not os.path.isfile(path) or os.path.islink(path):
             gone = True
-        elif os.path.getsize(path) != entry["size"] or sha256_of(path) != entry["sha256"]:
+        elif os.path.getsize(path) != entry["size"] or not _verified(path, entry):
             changed.append(entry["name"])
     if changed:
         raise RuntimeError(
@@ -167,7 +180,11 @@ def download(wheel_set, directory, log_path):
         path = os.path.join(directory, name)
         if not os.path.isfile(path):
             raise RuntimeError("pip reported %s but it is not in %s (see %s)" % (name, directory, log_path))
-        files.append({"name": name, "size": os.path.getsize(path), "sha256": sha256_of(path)})
+        before = stat_of(path)
+        entry = {"name": name, "size": os.path.getsize(path), "sha256": sha256_of(path)}
+        if stat_of(path) == before:  # recorded only for a file that did not change while it was hashed
+            entry["stat"] = before
+        files.append(entry)
     if not files:
         raise RuntimeError("pip download reported no files (see %s)" % log_path)
     return files

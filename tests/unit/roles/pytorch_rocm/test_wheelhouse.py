@@ -8,8 +8,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import stat
 import sys
+import time
 import types
 
 import pytest
@@ -139,6 +141,41 @@ def test_a_tampered_wheel_fails_the_check_naming_the_file(wheelhouse, tmp_path, 
     print(result["msg"])
 
 
+def _stamped(wheelhouse, tmp_path, body=b"xxx"):
+    """A wheelhouse of one recorded wheel whose stamp carries the wheel's stat as written."""
+    directory = tmp_path / "wh"
+    (directory / ".radeonlab").mkdir(parents=True)
+    (directory / TORCH).write_bytes(body)
+    os.utime(directory / TORCH, ns=(10**18, 10**18))  # an mtime no later write has; ctime is the write's
+    entry = {"name": TORCH, "size": len(body), "sha256": hashlib.sha256(body).hexdigest(),
+             "stat": wheelhouse.stat_of(str(directory / TORCH))}
+    stamp = directory / ".radeonlab" / (wheelhouse.key_of(SET) + ".json")
+    stamp.write_text(json.dumps({"files": [entry]}))
+    return directory, stamp
+
+
+def test_an_untouched_wheel_is_not_read_again(wheelhouse, tmp_path, monkeypatch):
+    directory, stamp = _stamped(wheelhouse, tmp_path)
+    monkeypatch.setattr(wheelhouse, "_sha256_file", lambda path: pytest.fail("hashed an untouched wheel: " + path))
+    assert [f["name"] for f in wheelhouse.present(str(directory), str(stamp))] == [TORCH]
+
+
+@pytest.mark.parametrize("rewrite, refused", [
+    (lambda path: os.utime(path, ns=(1, 1)), False),  # touched, same bytes: hashed again, still the recorded sha256
+    (lambda path: path.write_bytes(b"xxy"), True),  # same size, other bytes, in place (same inode)
+    # mtime set back: only ctime tells, and file times tick at the kernel's coarse clock (a few ms), hence the pause
+    (lambda path: (time.sleep(0.05), path.write_bytes(b"xxy"), os.utime(path, ns=(10**18, 10**18))), True),
+], ids=["touched", "rewritten-in-place", "rewritten-mtime-kept"])
+def test_a_changed_stat_means_the_wheel_is_hashed_again(wheelhouse, tmp_path, rewrite, refused):
+    directory, stamp = _stamped(wheelhouse, tmp_path)
+    rewrite(directory / TORCH)
+    if refused:
+        with pytest.raises(RuntimeError, match="tampered wheel refused: " + re.escape(TORCH)):
+            wheelhouse.present(str(directory), str(stamp))
+    else:
+        assert [f["name"] for f in wheelhouse.present(str(directory), str(stamp))] == [TORCH]
+
+
 def test_the_check_hands_each_name_its_recorded_hash(wheelhouse, tmp_path):
     directory = tmp_path / "wh"
     (directory / ".radeonlab").mkdir(parents=True)
@@ -185,8 +222,11 @@ def test_download_then_present(wheelhouse, fake_pip, tmp_path, monkeypatch):
     assert (first["changed"], first["files"], first["bytes"], first["sets"][0]["status"]) == (True, 2, 8, "downloaded")
     stamp = json.loads((directory / ".radeonlab" / (key + ".json")).read_text())
     # the sha256 recorded at download is what the wheelhouse server hands to pip
-    assert stamp["files"] == [{"name": NUMPY, "size": 3, "sha256": hashlib.sha256(b"xxx").hexdigest()},
-                              {"name": TORCH, "size": 5, "sha256": hashlib.sha256(b"xxxxx").hexdigest()}]
+    assert [{k: v for k, v in f.items() if k != "stat"} for f in stamp["files"]] == [
+        {"name": NUMPY, "size": 3, "sha256": hashlib.sha256(b"xxx").hexdigest()},
+        {"name": TORCH, "size": 5, "sha256": hashlib.sha256(b"xxxxx").hexdigest()}]
+    # and the stat each file had then, so that later checks need not read it again while it is untouched
+    assert [f["stat"] for f in stamp["files"]] == [wheelhouse.stat_of(str(directory / n)) for n in (NUMPY, TORCH)]
     assert stamp["set"] == SET
     log = (directory / ".radeonlab" / (key + ".log")).read_text()
     assert log.startswith("$ ") and "Saved ./" + TORCH in log
