@@ -296,7 +296,6 @@ ALPACA_COLUMNS = {"prompt": "instruction", "query": "input", "response": "output
 SHAREGPT_COLUMNS = {"messages": "conversations"}
 SHAREGPT_TAGS = {"role_tag": "from", "content_tag": "value", "user_tag": "human", "assistant_tag": "gpt",
                  "observation_tag": "observation", "function_tag": "function_call", "system_tag": "system"}
-DATASET_FORMATS = ("alpaca", "sharegpt")
 
 
 def _records(text):

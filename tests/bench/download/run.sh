@@ -22,19 +22,9 @@ PATH=$ROOT/.venv/bin:$PATH
 counts=("$@")
 [[ ${#counts[@]} -gt 0 ]] || counts=(1 4)
 
-inventory() { # n -> writes $WORK/inv-n/hosts.yml (the lab's variables, hosts alternating between its two GPUs)
-    mkdir -p "$WORK/inv-$1"
-    cp -r inventory/lab/group_vars "$WORK/inv-$1/"
-    python3 - "$1" >"$WORK/inv-$1/hosts.yml" <<'PY'
-import json
-import sys
-groups = {"navi31": {"hosts": {}}, "navi22": {"hosts": {}}}
-for i in range(1, int(sys.argv[1]) + 1):
-    groups["navi31" if i % 2 else "navi22"]["hosts"]["bench-dl-%d" % i] = {"lab_webui_port": 7920 + i}
-print(json.dumps({"all": {"children": {"radeon_workstations": {"children": groups,
-                                                               "vars": {"ansible_connection": "community.docker.docker"}}}}}))
-PY
-}
+# shellcheck source=tests/bench/lab_inventory.sh
+. "$HERE/../lab_inventory.sh"
+inventory() { lab_inventory "$WORK/inv-$1" bench-dl "$1" 7920; }
 down() {
     for n in "${counts[@]}"; do
         [ -d "$WORK/inv-$n" ] && ansible-playbook -i "$WORK/inv-$n" tests/lab/lab.yml -e lab_state=absent >/dev/null 2>&1

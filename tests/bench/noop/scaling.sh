@@ -16,19 +16,9 @@ export ANSIBLE_COLLECTIONS_PATH=$ROOT/.cache/collection_path ANSIBLE_NOCOLOR=1 R
 export ANSIBLE_CONFIG=$ROOT/ansible.cfg ANSIBLE_FORKS=8
 PATH=$ROOT/.venv/bin:$PATH
 
-# The lab inventory's variables, HOSTS workstations alternating between its two captured GPUs.
-mkdir -p "$WORK/inventory"
-cp -r inventory/lab/group_vars "$WORK/inventory/"
-python3 - "$HOSTS" >"$WORK/inventory/hosts.yml" <<'PY'
-import json
-import sys
-n = int(sys.argv[1])
-groups = {"navi31": {"hosts": {}}, "navi22": {"hosts": {}}}
-for i in range(1, n + 1):
-    groups["navi31" if i % 2 else "navi22"]["hosts"]["bench-scale-%d" % i] = {"lab_webui_port": 7900 + i}
-print(json.dumps({"all": {"children": {"radeon_workstations": {"children": groups,
-                                                               "vars": {"ansible_connection": "community.docker.docker"}}}}}))
-PY
+# shellcheck source=tests/bench/lab_inventory.sh
+. "$HERE/../lab_inventory.sh"
+lab_inventory "$WORK/inventory" bench-scale "$HOSTS" 7900
 down() { ansible-playbook -i "$WORK/inventory" tests/lab/lab.yml -e lab_state=absent >/dev/null 2>&1 || true; rm -rf "$WORK"; }
 trap down EXIT
 
