@@ -48,10 +48,10 @@ def torch_for_rocm(rocm_version, torch=None):
         raise _fail("torch_for_rocm", exc)
 
 
-def gpu_env(gpus, rocm_version, override="auto", include_integrated=False):
+def gpu_env(gpus, rocm_version, override="auto", include_integrated=False, select="all"):
     """Same decision as the radeonlab.llm.gpu_env module, for templates."""
     try:
-        return gpu_environment(gpus, rocm_version, policy=override, include_integrated=include_integrated)
+        return gpu_environment(gpus, rocm_version, policy=override, include_integrated=include_integrated, select=select)
     except ValueError as exc:
         raise _fail("gpu_env", exc)
 

@@ -563,7 +563,41 @@ def _env_overrides(decisions, rel, line, warnings):
     return {"HSA_OVERRIDE_GFX_VERSION": keep}, "global"
 
 
-def gpu_environment(gpus, rocm_version, policy="auto", include_integrated=False):
+def parse_selection(select):
+    """``all``, a count N (the first N usable GPUs) or a list of ROCr indices; raises ValueError otherwise."""
+    if select is None or select == "all":
+        return "all"
+    if isinstance(select, (list, tuple)):
+        if not select or not all(isinstance(i, int) and not isinstance(i, bool) or (isinstance(i, str) and i.isdigit()) for i in select):
+            raise ValueError("select must be 'all', a number of GPUs or a list of GPU indices, got %r" % (select,))
+        return sorted({int(i) for i in select})
+    if isinstance(select, bool) or not (isinstance(select, int) or (isinstance(select, str) and select.isdigit())) or int(select) < 1:
+        raise ValueError("select must be 'all', a number of GPUs (1 or more) or a list of GPU indices, got %r" % (select,))
+    return int(select)
+
+
+def _apply_selection(decisions, select):
+    """Hide the usable GPUs that ``select`` leaves out; refuse a selection the usable GPUs cannot meet."""
+    chosen = parse_selection(select)
+    if chosen == "all":
+        return
+    usable = sorted((d for d in decisions if d["visible"]), key=lambda d: d["index"])
+    indices = [d["index"] for d in usable]
+    if isinstance(chosen, int):
+        if chosen > len(usable):
+            raise ValueError("select asks for %d GPU(s) but %d are usable (indices %s)" % (chosen, len(usable), indices or "none"))
+        keep = set(indices[:chosen])
+    else:
+        missing = [i for i in chosen if i not in indices]
+        if missing:
+            raise ValueError("select names GPU index(es) %s that are not usable; the usable GPUs are %s" % (missing, indices or "none"))
+        keep = set(chosen)
+    for d in usable:
+        if d["index"] not in keep:
+            _hide(d, "hidden: not selected (select %s)" % (select,))
+
+
+def gpu_environment(gpus, rocm_version, policy="auto", include_integrated=False, select="all"):
     """Environment for the training job / WebUI service of one host, plus a per-GPU explanation.
 
     ``gpus`` are the dicts of ``ansible_facts.rocm.gpus`` (``name``, ``node`` required; ``index``, ``uuid``,
@@ -574,7 +608,8 @@ def gpu_environment(gpus, rocm_version, policy="auto", include_integrated=False)
     Rules: a natively supported GPU is never overridden; GPUs with no rescue are hidden; integrated GPUs are
     hidden next to a usable discrete GPU unless ``include_integrated``; one global HSA_OVERRIDE_GFX_VERSION is
     used when it only touches GPUs that need that value (or whose own version it is), else per-node variables
-    (ROCm >= 6.2); ROCR_VISIBLE_DEVICES (UUID where known, else index) only when a GPU is hidden.
+    (ROCm >= 6.2); ROCR_VISIBLE_DEVICES (UUID where known, else index) only when a GPU is hidden. ``select``
+    ('all', a count N or a list of ROCr indices) then keeps only those of the usable GPUs (the first N by index).
     """
     line = rocm_line(rocm_version)
     rel = sm.RELEASES[line]
@@ -593,6 +628,7 @@ def gpu_environment(gpus, rocm_version, policy="auto", include_integrated=False)
                              "the runtime may crash otherwise); set include_integrated to use it")
                     d["source"] = "%s; %s" % (d["source"], sm.SOURCES["igp"])
 
+    _apply_selection(decisions, select)
     env, override_mode = _env_overrides(decisions, rel, line, warnings)
 
     visible = [d for d in decisions if d["visible"]]

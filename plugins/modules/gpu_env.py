@@ -68,6 +68,14 @@ options:
         the runtime may crash otherwise. A host whose only GPUs are integrated always keeps them.
     type: bool
     default: false
+  select:
+    description:
+      - Which of the usable GPUs to keep visible. C(all) (the default) keeps every one; a number N keeps the first N
+        by index; a list of indices (ROCr ordinals, the C(index) of O(gpus)) keeps those. The others are hidden with
+        C(ROCR_VISIBLE_DEVICES) and the reason C(not selected).
+      - A selection the usable GPUs cannot meet (more GPUs than there are, an index that is hidden or absent) fails.
+    type: raw
+    default: all
 extends_documentation_fragment:
   - radeonlab.llm.attributes
   - radeonlab.llm.attributes.info_module
@@ -107,6 +115,13 @@ EXAMPLES = r"""
     rocm_version: "6.4.1"
     override: "10.3.0"
     include_integrated: true
+  register: __gpu_env
+
+- name: Train on the first two of four cards
+  radeonlab.llm.gpu_env:
+    gpus: "{{ ansible_facts['rocm']['gpus'] }}"
+    rocm_version: "6.4.1"
+    select: 2
   register: __gpu_env
 
 - name: Refuse hosts without a usable GPU
@@ -226,6 +241,7 @@ def build_module():
         rocm_version=dict(type="str", required=True),
         override=dict(type="str", default="auto"),
         include_integrated=dict(type="bool", default=False),
+        select=dict(type="raw", default="all"),
     )
     return AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
 
@@ -239,6 +255,7 @@ def main():
             params["rocm_version"],
             policy=params["override"],
             include_integrated=params["include_integrated"],
+            select=params["select"],
         )
     except ValueError as exc:
         module.fail_json(msg=str(exc), changed=False)

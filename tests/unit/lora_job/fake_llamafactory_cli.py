@@ -18,6 +18,10 @@ FAKE_LF_NO_ADAPTER     exit 0 without writing the adapter
 FAKE_LF_USE_TORCH      import torch and initialise the GPU, as LLaMA-Factory does on a GPU (the fake torch on PYTHONPATH)
 FAKE_LF_TOKENS_SEEN    num_input_tokens_seen in the final trainer_state.json (default 0: not counted)
 FAKE_LF_RESULTS        JSON object merged into all_results.json (default: train_runtime 2.0, train_samples_per_second 4.0)
+FAKE_LF_FAIL_PEER      die as a torchrun worker whose gloo peer went away
+
+With NODE_RANK > 0 (another node of a multi-node job) the final trainer_state.json and all_results.json are not
+written, as LLaMA-Factory writes them on the job's first process only. calls.jsonl records the torchrun variables.
 
 Run directly or through ``python -m radeonlab_lora.launch`` (as the runner does): both run it as ``__main__``.
 """
@@ -26,6 +30,8 @@ import json
 import os
 import sys
 import time
+
+TORCHRUN_ENV = ("FORCE_TORCHRUN", "NPROC_PER_NODE", "NNODES", "NODE_RANK", "MASTER_ADDR", "MASTER_PORT", "GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME")
 
 
 def read_config(path):
@@ -44,7 +50,8 @@ def main():
     config = read_config(sys.argv[2])
     state_dir = os.environ["FAKE_LF_STATE"]
     with open(os.path.join(state_dir, "calls.jsonl"), "a", encoding="utf-8") as handle:
-        handle.write(json.dumps({"config": config, "pid": os.getpid(), "env_secret": os.environ.get("FAKE_SECRET")}) + "\n")
+        handle.write(json.dumps({"config": config, "pid": os.getpid(), "env_secret": os.environ.get("FAKE_SECRET"),
+                                 "torchrun": {name: os.environ.get(name) for name in TORCHRUN_ENV}, "path": os.environ.get("PATH")}) + "\n")
     with open(os.path.join(state_dir, "trainer.pid"), "w", encoding="utf-8") as handle:
         handle.write(str(os.getpid()))
     print("[INFO] fake LLaMA-Factory starting", flush=True)
@@ -52,6 +59,10 @@ def main():
         import torch  # pylint: disable=import-outside-toplevel
         torch.cuda.init()
 
+    if os.environ.get("FAKE_LF_FAIL_PEER"):
+        print("[rank0]: RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection closed by peer [127.0.0.1]:13482",
+              file=sys.stderr)
+        return 1
     if os.environ.get("FAKE_LF_FAIL_OTHER"):
         print("Traceback (most recent call last):\n  File \"x.py\", line 1\n" + os.environ["FAKE_LF_FAIL_OTHER"], file=sys.stderr)
         return 1
@@ -89,6 +100,9 @@ def main():
     for name in ("adapter_model.safetensors", "adapter_config.json"):
         with open(os.path.join(out, name), "w", encoding="utf-8") as handle:
             handle.write("{}")
+    if int(os.environ.get("NODE_RANK") or 0) > 0:
+        print("[INFO] fake training done (not the first node: no final state)", flush=True)
+        return 0
     results = {"epoch": 1.0, "train_runtime": 2.0, "train_samples_per_second": 4.0, "train_steps_per_second": 3.0, "train_loss": 2.0}
     results.update(json.loads(os.environ.get("FAKE_LF_RESULTS") or "{}"))
     history = [{"loss": 3.0 - 2.0 * s / total, "step": s} for s in range(1, total + 1)]

@@ -30,6 +30,7 @@ process's environment plus the job's ``env``) before deciding anything.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -177,8 +178,29 @@ def cmd_check(args, spec: dict) -> int:
         "plan": prepared.plan.as_dict(),
         "device": prepared.device_info,
         "gpu_plan": prepared.gpu_plan.as_dict() if prepared.gpu_plan else None,
+        "distributed": node_identity(prepared),
     })
     return 0
+
+
+def node_identity(prepared: runner.Prepared) -> dict:
+    """What the nodes of one job must agree on before any starts (the play compares them), and where each would resume."""
+    checkpoint = state.last_checkpoint(prepared.output_dir)
+    agree = {"config_hash": prepared.config_hash, "torch": prepared.view.get("torch"), "llamafactory": _version("llamafactory"),
+             "model": prepared.spec["model"], "dataset_sha256": prepared.dataset_sha256,
+             "done": state.is_done(prepared.run_dir, prepared.config_hash), "resume_from": os.path.basename(checkpoint) if checkpoint else None}
+    return {
+        "world_size": prepared.world_size, "nproc_per_node": prepared.nproc_per_node, "nnodes": prepared.nnodes, "node_rank": prepared.node_rank,
+        "agree": [f"{key}={value}" for key, value in sorted(agree.items())],  # "name=value": two lists show what differs
+        "resume_from": agree["resume_from"],
+    }
+
+
+def _version(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 COMMANDS = {"plan": cmd_plan, "render": cmd_render, "run": cmd_run, "status": cmd_status, "check": cmd_check}

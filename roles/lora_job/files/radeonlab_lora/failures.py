@@ -17,6 +17,10 @@ Classes, checked in this order on the failed attempt's log tail:
                attention kernel (FlashAttention CK/Triton, AOTriton SDPA on an unlisted gfx) - retried with
                ``flash_attn: sdpa``, then ``disabled`` (eager), each time with packing and neat_packing off
                (packed sequences pull in the varlen FlashAttention path). Each backend is tried at most once.
+``peer``       another process of a data-parallel job failed or could not be reached: "Connection closed by
+               peer", "Connection reset by peer", DistStoreError, RendezvousError, a collective that timed out
+               (``ddp_timeout``). Not retried: one node alone cannot go on, and a lone retry would wait for peers
+               that are not coming. Re-running the play starts every node again, each from its last checkpoint.
 ``other``      anything else (Python errors, a dataset problem, SIGKILL from the host OOM killer): not retried;
                the evidence line is recorded.
 """
@@ -41,16 +45,27 @@ HIP_KERNEL_PATTERNS = (
     r"HSA_STATUS_ERROR\w*",
     r"Memory access fault by GPU",
 )
+PEER_PATTERNS = (
+    r"Connection closed by peer",
+    r"Connection reset by peer",
+    r"DistStoreError",
+    r"RendezvousError\w*",
+    r"RendezvousTimeoutError",
+    r"DistNetworkError",
+    r"ProcessGroup\w* .*[Tt]imed? ?out",
+    r"Timed out waiting .* for (?:send|recv|the peer)",
+)
 ATTENTION_FALLBACKS = ("sdpa", "disabled")
 DEFAULT_MAX_ATTEMPTS = 5
 
 _OOM = re.compile("|".join(OOM_PATTERNS), re.IGNORECASE)
 _HIP = re.compile("|".join(HIP_KERNEL_PATTERNS), re.IGNORECASE)
+_PEER = re.compile("|".join(PEER_PATTERNS))
 
 
 @dataclass(frozen=True)
 class Classification:
-    kind: str  # oom | hip_kernel | other
+    kind: str  # oom | hip_kernel | peer | other
     evidence: str  # the log line that decided it ("" when none)
 
 
@@ -81,6 +96,9 @@ def classify(log_text: str, returncode: int | None = None) -> Classification:
     line = _first_matching_line(lines, _HIP)
     if line is not None:
         return Classification("hip_kernel", line)
+    line = _first_matching_line(lines, _PEER)
+    if line is not None:
+        return Classification("peer", line)
     if returncode is not None and returncode < 0:
         return Classification("other", f"killed by signal {-returncode}" + (" (the host OOM killer?)" if returncode == -9 else ""))
     tail = [line.strip() for line in lines if line.strip()]
@@ -105,6 +123,10 @@ def next_attempt(history: list[dict], log_text: str, returncode: int | None = No
 
     if len(history) >= max_attempts:
         return Decision("stop", f"{found.kind}: gave up after {len(history)} attempts ({found.evidence})", found)
+
+    if found.kind == "peer":
+        return Decision("stop", f"a peer of this data-parallel job failed or could not be reached ({found.evidence}); not retried "
+                        "alone: re-run the play to start every node again from its last checkpoint", found)
 
     if found.kind == "oom":
         batch, accumulation = current["per_device_train_batch_size"], current["gradient_accumulation_steps"]

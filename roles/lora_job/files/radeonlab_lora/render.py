@@ -29,6 +29,7 @@ import math
 import os
 
 from .sizing import Plan
+from .spec import DISTRIBUTED_DEFAULTS
 
 HASH_FORMAT = 1
 VOLATILE_KEYS = ("output_dir", "dataset_dir", "resume_from_checkpoint", "flash_attn", "packing", "neat_packing")
@@ -133,6 +134,10 @@ def training_config(spec: dict, plan: Plan, *, output_dir: str, dataset_dir: str
     if plan.device == "cpu":
         cfg["use_cpu"] = True
     cfg.update({"ddp_timeout": 180000000, "seed": spec["seed"], "resume_from_checkpoint": None})
+    if plan.world_size > 1:  # a dead or hung peer fails the job within the timeout instead of hanging it for ever
+        cfg["ddp_timeout"] = int((spec.get("distributed") or DISTRIBUTED_DEFAULTS)["timeout_s"])
+    if (spec.get("distributed") or {}).get("nnodes", 1) > 1:  # no shared disk: every node keeps the checkpoints it resumes from
+        cfg["save_on_each_node"] = True
 
     clashes = sorted(set(spec["extra_args"]) & set(cfg))
     if clashes:

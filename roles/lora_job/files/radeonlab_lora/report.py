@@ -34,7 +34,7 @@ from .state import read_json, write_text_if_changed
 
 HOST_COLUMNS = [("host", "Host"), ("gpu", "GPU"), ("gfx", "gfx"), ("override", "Override"), ("rocm", "ROCm"), ("torch", "torch / HIP")]
 TRAINING_COLUMNS = [
-    ("host", "Host"), ("device", "Device & precision"), ("batch", "Batch x accumulation"), ("checkpointing", "Checkpointing"),
+    ("host", "Host"), ("device", "Device & precision"), ("batch", "Batch x accumulation (x world size)"), ("checkpointing", "Checkpointing"),
     ("attention", "Attention"), ("estimate", "Plan estimate"), ("peak", "Measured peak"), ("tokens", "Tokens/s"), ("steps", "Steps"),
     ("wall", "Wall time"), ("attempts", "Attempts (why)"), ("loss", "Loss first -> final"), ("outcome", "Outcome"),
 ]
@@ -112,7 +112,12 @@ def batch_cell(status: dict) -> str:
     settings, plan = _last_settings(status), status.get("plan") or {}
     batch = settings.get("per_device_train_batch_size", plan.get("per_device_train_batch_size"))
     accumulation = settings.get("gradient_accumulation_steps", plan.get("gradient_accumulation_steps"))
-    return "%s x %s" % (batch, accumulation) if batch is not None else "-"
+    if batch is None:
+        return "-"
+    dist = status.get("distributed") or {}
+    world, nnodes = dist.get("world_size") or 1, dist.get("nnodes") or 1
+    where = "" if world <= 1 else " on each of %d processes" % world + (" (node %s of %d)" % (dist.get("node_rank"), nnodes) if nnodes > 1 else "")
+    return "%s x %s%s" % (batch, accumulation, where)
 
 
 def checkpointing_cell(status: dict) -> str:

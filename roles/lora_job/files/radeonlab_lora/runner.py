@@ -27,6 +27,7 @@ Exit codes: 0 succeeded or already done, 1 training failed, 2 refused (memory or
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -52,6 +53,19 @@ class Prepared:
     decision: devices.Decision
     view: dict  # what torch saw (devices.torch_view)
     gpu_plan: sizing.Plan | None = None  # what the facts' GPU would get, when training goes to the CPU instead
+    nproc_per_node: int = 1  # data-parallel processes on this host: one per GPU trained on, one on the CPU
+
+    @property
+    def nnodes(self) -> int:
+        return (self.spec.get("distributed") or {}).get("nnodes", 1)
+
+    @property
+    def node_rank(self) -> int:
+        return (self.spec.get("distributed") or {}).get("node_rank", 0)
+
+    @property
+    def world_size(self) -> int:
+        return self.nproc_per_node * self.nnodes
 
     @property
     def device_info(self) -> dict:
@@ -103,11 +117,53 @@ def trainer_env(spec: dict) -> dict:
     return {**os.environ, **spec["env"], "PYTHONUNBUFFERED": "1"}
 
 
+LOOPBACK_PREFIXES = ("127.", "localhost", "::1")
+
+
+def launch_env(prepared: "Prepared", base: dict, route=None) -> dict:
+    """What ``llamafactory-cli`` needs to start torchrun (its variables), added to ``base``.
+
+    The venv's bin/ goes first on PATH: LLaMA-Factory starts ``torchrun`` by name, and a systemd unit's PATH does
+    not hold the venv. Several nodes: the rendezvous variables, and the interface that reaches the master for gloo
+    and RCCL/NCCL (unless ``base`` names one), because a host name that resolves to a loopback or a second network
+    would make the peers dial an address they cannot reach.
+    """
+    env = {**base, "PATH": os.pathsep.join([os.path.dirname(sys.executable), base.get("PATH") or os.defpath])}
+    if prepared.world_size <= 1:
+        return env
+    env.update(FORCE_TORCHRUN="1", NPROC_PER_NODE=str(prepared.nproc_per_node))
+    dist = prepared.spec.get("distributed")
+    if dist:
+        env.update(NNODES=str(dist["nnodes"]), NODE_RANK=str(dist["node_rank"]), MASTER_ADDR=dist["master_addr"],
+                   MASTER_PORT=str(dist["master_port"]))
+        interface = (route or route_interface)(dist["master_addr"])
+        for name in ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"):
+            if interface and not base.get(name):
+                env[name] = interface
+    return env
+
+
+def route_interface(address: str) -> str | None:
+    """The network interface this host reaches ``address`` through (``ip route get``), or None."""
+    if address.startswith(LOOPBACK_PREFIXES):
+        return "lo"
+    try:
+        done = subprocess.run(["ip", "-o", "route", "get", address], capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    words = done.stdout.split()
+    return words[words.index("dev") + 1] if "dev" in words[:-1] else None
+
+
 def cpu_device(facts_device: sizing.Device) -> sizing.Device:
     return sizing.Device(vram_kib=None, ram_kib=facts_device.ram_kib, name="CPU")
 
 
-def make_plan(spec: dict, shape: ModelShape, device: sizing.Device, attention: str | None = None) -> sizing.Plan:
+def data_parallel_world(spec: dict, nproc_per_node: int) -> int:
+    return max(1, nproc_per_node) * (spec.get("distributed") or {}).get("nnodes", 1)
+
+
+def make_plan(spec: dict, shape: ModelShape, device: sizing.Device, attention: str | None = None, world: int = 1) -> sizing.Plan:
     return sizing.plan_job(
         shape,
         cutoff_len=spec["cutoff_len"],
@@ -117,6 +173,7 @@ def make_plan(spec: dict, shape: ModelShape, device: sizing.Device, attention: s
         lora_rank=spec["lora"]["rank"],
         allow_qlora=spec["allow_qlora"],
         sdpa_kernel=spec["sdpa_kernel"],
+        world_size=world,
     )
 
 
@@ -133,16 +190,19 @@ def prepare(spec: dict, facts: dict | None, view: dict | None = None) -> Prepare
         view = devices.probe(trainer_env(spec))
     decision = devices.decide(devices.gpus_from_facts(facts), spec["device"], view, spec["torch_without_hip"])
     identity = _hash_inputs(spec)
+    gpu_count = len(decision.facts_gpus)
     if not decision.ok:
-        raise DeviceMismatch(decision, view, _intended_hash(spec, shape, facts_device, identity))
+        raise DeviceMismatch(decision, view, _intended_hash(spec, shape, facts_device, identity, gpu_count))
     device = facts_device if decision.train_on == "gpu" else cpu_device(facts_device)
-    plan = make_plan(spec, shape, device)
+    nproc = gpu_count if decision.train_on == "gpu" else 1
+    plan = make_plan(spec, shape, device, world=data_parallel_world(spec, nproc))
     if plan.refused:
         raise Refused(plan, device_record(decision, view))
-    gpu_plan = make_plan(spec, shape, facts_device) if decision.train_on == "cpu" and facts_device.is_gpu else None
+    gpu_plan = make_plan(spec, shape, facts_device, world=data_parallel_world(spec, gpu_count)) \
+        if decision.train_on == "cpu" and facts_device.is_gpu else None
     config_hash = _config_hash(spec, plan, identity)
     return Prepared(spec, shape, device, plan, identity[0], identity[1], config_hash, state.run_dir_for(spec["output_dir"], config_hash),
-                    decision, view, gpu_plan)
+                    decision, view, gpu_plan, nproc)
 
 
 def _hash_inputs(spec: dict) -> tuple:
@@ -156,11 +216,11 @@ def _config_hash(spec: dict, plan: sizing.Plan, identity: tuple) -> str:
     return render.config_hash(probe, *identity)
 
 
-def _intended_hash(spec: dict, shape: ModelShape, facts_device: sizing.Device, identity: tuple) -> str | None:
+def _intended_hash(spec: dict, shape: ModelShape, facts_device: sizing.Device, identity: tuple, gpu_count: int) -> str | None:
     """The config hash of the plan for the facts' GPU (its run dir is where a ``check`` that saw no mismatch pointed)."""
     if not facts_device.is_gpu:
         return None
-    plan = make_plan(spec, shape, facts_device)
+    plan = make_plan(spec, shape, facts_device, world=data_parallel_world(spec, gpu_count))
     return None if plan.refused else _config_hash(spec, plan, identity)
 
 
@@ -216,7 +276,7 @@ def attempt_config(train_cfg: dict, settings: dict, resume: str | None) -> dict:
 
 def refit_for_attention(prepared: Prepared, settings: dict) -> tuple[dict, str | None]:
     """After an attention fallback, make sure the settings still fit (eager needs more memory than sdpa)."""
-    plan = make_plan(prepared.spec, prepared.shape, prepared.device, settings["flash_attn"])
+    plan = make_plan(prepared.spec, prepared.shape, prepared.device, settings["flash_attn"], prepared.world_size)
     if plan.refused:
         return settings, plan.message
     adjusted = dict(settings)
@@ -249,6 +309,8 @@ class Job:
         status["job"] = self.p.spec["name"]
         status["model"] = self.p.spec["model"]
         status["output_dir"] = self.p.output_dir
+        status["distributed"] = {"world_size": self.p.world_size, "nproc_per_node": self.p.nproc_per_node, "nnodes": self.p.nnodes,
+                                 "node_rank": self.p.node_rank}
         return status
 
     def save(self) -> None:
@@ -367,12 +429,12 @@ def _run_locked(prepared: Prepared, lock: state.JobLock, signals: Signals, out) 
 
     job = Job(prepared, out)
     continued = job.recover_stale()
-    if state.training_completed(prepared.output_dir):
+    if state.training_completed(prepared.output_dir, prepared.node_rank):
         job.finish("succeeded", "training had completed before the runner could record it")
         return EXIT_OK
 
     write_run_files(prepared)
-    env = devices.child_env(trainer_env(prepared.spec))
+    env = launch_env(prepared, devices.child_env(trainer_env(prepared.spec)))
     out(prepared.decision.message)
     cli = find_cli(prepared.spec["llamafactory_cli"], env)
     if cli is None:
@@ -430,7 +492,7 @@ def _run_locked(prepared: Prepared, lock: state.JobLock, signals: Signals, out) 
                        + (os.path.basename(checkpoint) if checkpoint else "the start (no checkpoint yet)"))
             return 128 + signals.received
 
-        if returncode == 0 and state.training_completed(prepared.output_dir):
+        if returncode == 0 and state.training_completed(prepared.output_dir, prepared.node_rank):
             record["outcome"] = "succeeded"
             job.finish("succeeded", f"trained in {len(session) + 1} attempt(s) this run; adapter in {prepared.output_dir}")
             return EXIT_OK
@@ -440,6 +502,10 @@ def _run_locked(prepared: Prepared, lock: state.JobLock, signals: Signals, out) 
         session.append(record)
         decision = failures.next_attempt(session, tail, returncode)
         record.update(outcome="failed", failure=decision.classification.kind, evidence=decision.classification.evidence)
+        if decision.retry and prepared.nnodes > 1:  # new settings on this node alone would split the job
+            decision = failures.Decision("stop", f"{decision.classification.kind} on node {prepared.node_rank}: not retried, because a retry here "
+                                         f"would change this node's settings alone ({decision.classification.evidence}); re-run the play "
+                                         "to start every node again from its last checkpoint", decision.classification)
         if not decision.retry:
             job.finish("failed", decision.reason)
             return EXIT_FAILED

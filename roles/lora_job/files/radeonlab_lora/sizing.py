@@ -213,6 +213,7 @@ class Plan:
     attention: str
     attention_memory: str
     effective_batch_target: int
+    world_size: int = 1  # data-parallel processes (GPUs x nodes; 1 per node on the CPU): each trains its share of the batch
     precision: str | None = None
     per_device_train_batch_size: int | None = None
     gradient_accumulation_steps: int | None = None
@@ -380,13 +381,18 @@ def _refusal_message(shape, seq, device, smallest: Estimate, alternatives: dict)
 
 
 def plan_job(shape: ModelShape, *, cutoff_len: int, attention: str, device: Device, effective_batch: int = 8,
-             lora_rank: int = 8, allow_qlora: bool = False, sdpa_kernel: str = "flash") -> Plan:
+             lora_rank: int = 8, allow_qlora: bool = False, sdpa_kernel: str = "flash", world_size: int = 1) -> Plan:
     """Choose the fastest setting that fits, or refuse with the numbers. Never plans a run the model says will OOM.
 
     ``sdpa_kernel`` (flash | math) says which kernel serves ``attention="sdpa"``; other backends ignore it.
+    ``world_size`` data-parallel processes share the effective batch: each is sized (``device`` is one of them,
+    the smallest card) for ``ceil(effective_batch / world_size)`` samples a step.
     """
     if effective_batch <= 0:
         raise SizingError("effective_batch must be positive")
+    if world_size <= 0:
+        raise SizingError("world_size must be positive")
+    per_rank = math.ceil(effective_batch / world_size)
     qlora_ok = allow_qlora and device.bitsandbytes_ok
     plan = Plan(
         decision="refuse",
@@ -397,6 +403,7 @@ def plan_job(shape: ModelShape, *, cutoff_len: int, attention: str, device: Devi
         attention=attention,
         attention_memory=memory_kind(attention, sdpa_kernel),
         effective_batch_target=effective_batch,
+        world_size=world_size,
     )
     reserve = device.reserve_gib if device.is_gpu else 0.0
     capacity = _capacity_gib(device)
@@ -405,13 +412,13 @@ def plan_job(shape: ModelShape, *, cutoff_len: int, attention: str, device: Devi
     if capacity is not None:
         plan.available_gib = round(capacity - reserve, 2)
 
-    for setting in candidate_settings(device, effective_batch, qlora_ok):
+    for setting in candidate_settings(device, per_rank, qlora_ok):
         est = estimate(shape, cutoff_len, setting, attention, lora_rank, sdpa_kernel)
         if _fits(est, device):
             plan.decision = "train"
             plan.precision = setting.precision
             plan.per_device_train_batch_size = setting.batch
-            plan.gradient_accumulation_steps = math.ceil(effective_batch / setting.batch)
+            plan.gradient_accumulation_steps = math.ceil(per_rank / setting.batch)
             plan.gradient_checkpointing = setting.gradient_checkpointing
             if setting.precision == "qlora4":
                 plan.double_quantization = True
@@ -424,7 +431,7 @@ def plan_job(shape: ModelShape, *, cutoff_len: int, attention: str, device: Devi
             plan.message = (
                 f"{precision}, batch {setting.batch} x accumulation {plan.gradient_accumulation_steps}, "
                 f"gradient checkpointing {'on' if setting.gradient_checkpointing else 'off'}: needs {plan.needed_gib:.1f} GiB on the {where}"
-            )
+            ) + (f", on each of {world_size} data-parallel processes" if world_size > 1 else "")
             return plan
 
     if not device.is_gpu:

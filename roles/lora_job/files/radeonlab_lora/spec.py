@@ -26,7 +26,10 @@ Example (every key but model, template, dataset and output_dir is optional)::
       "device": "auto",                            # auto: the GPUs of the facts when there are any | gpu: refuse without one | cpu
       "torch_without_hip": false,                  # the lab's switch: torch has no HIP here, so GPU facts + a torch that sees
                                                    # no GPU train on the CPU (with device auto) instead of refusing
-      "env": {"HF_ENDPOINT": "https://hf-mirror.example"}   # for llamafactory-cli (and the torch probe) only; never written to status or log
+      "env": {"HF_ENDPOINT": "https://hf-mirror.example"},  # for llamafactory-cli (and the torch probe) only; never written to status or log
+      "distributed": {"nnodes": 2, "node_rank": 0,  # one job over several hosts (torchrun, as LLaMA-Factory launches it);
+                      "master_addr": "192.0.2.10",  # null: this host alone (all its visible GPUs, data-parallel)
+                      "master_port": 29500, "timeout_s": 600}
     }
 
 ``env`` values are secrets-safe: only their names are ever recorded.
@@ -77,7 +80,9 @@ DEFAULTS: dict = {
     "gpu": None,
     "llamafactory_cli": "llamafactory-cli",
     "progress_interval_s": 10,
+    "distributed": None,
 }
+DISTRIBUTED_DEFAULTS: dict = {"nnodes": 1, "node_rank": 0, "master_addr": "127.0.0.1", "master_port": 29500, "timeout_s": 1800}
 REQUIRED = ("model", "template", "dataset", "output_dir")
 ALIASES = {"epochs": "num_train_epochs", "lr": "learning_rate"}
 
@@ -171,10 +176,33 @@ def normalize(raw: dict) -> dict:
         problems.append("extra_args must be an object")
     if not isinstance(spec["env"], dict) or not all(isinstance(v, str) for v in spec["env"].values()):
         problems.append("env must be an object of strings")
+    if spec["distributed"] is not None:
+        spec["distributed"] = _distributed(spec["distributed"], problems)
     if problems:
         raise SpecError("invalid job spec: " + "; ".join(problems))
     spec["output_dir"] = os.path.normpath(spec["output_dir"])
     return spec
+
+
+def _distributed(value, problems: list[str]) -> dict | None:
+    """The ``distributed`` object with its defaults, or None (problems appended)."""
+    if not isinstance(value, dict):
+        problems.append(f"distributed must be an object or null, got {value!r}")
+        return None
+    unknown = sorted(set(value) - set(DISTRIBUTED_DEFAULTS))
+    if unknown:
+        problems.append(f"distributed has unknown keys {unknown}")
+    merged = {**DISTRIBUTED_DEFAULTS, **value}
+    for key in ("nnodes", "timeout_s"):
+        _positive_int(merged, key, problems)
+    rank, nnodes, port = merged["node_rank"], merged["nnodes"], merged["master_port"]
+    if isinstance(rank, bool) or not isinstance(rank, int) or not (isinstance(nnodes, int) and 0 <= rank < nnodes):
+        problems.append(f"distributed.node_rank must be in [0, nnodes), got {rank!r} of {nnodes!r}")
+    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+        problems.append(f"distributed.master_port must be a TCP port, got {port!r}")
+    if not isinstance(merged["master_addr"], str) or not merged["master_addr"] or any(c.isspace() for c in merged["master_addr"]):
+        problems.append(f"distributed.master_addr must be a host name or address, got {merged['master_addr']!r}")
+    return merged
 
 
 def load(path: str) -> dict:

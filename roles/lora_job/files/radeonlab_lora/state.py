@@ -34,6 +34,8 @@ import tempfile
 import time
 from datetime import datetime, timezone
 
+from . import progress
+
 STATUS_FILE = "status.json"
 LOCK_FILE = ".lock"
 OUTPUT_SUBDIR = "output"
@@ -149,9 +151,18 @@ def adapter_complete(output_dir: str) -> bool:
     return all(os.path.isfile(os.path.join(output_dir, name)) and os.path.getsize(os.path.join(output_dir, name)) > 0 for name in ADAPTER_FILES)
 
 
-def training_completed(output_dir: str) -> bool:
-    """LLaMA-Factory saved the final adapter and then the trainer state: training ran to the end."""
-    return adapter_complete(output_dir) and os.path.isfile(os.path.join(output_dir, "trainer_state.json"))
+def training_completed(output_dir: str, node_rank: int = 0) -> bool:
+    """LLaMA-Factory saved the final adapter and then the trainer state: training ran to the end.
+
+    Another node than rank 0 of a multi-node job saves the adapter but no final trainer state (only the job's
+    first process does): there the trainer log's last step is the last of the run.
+    """
+    if not adapter_complete(output_dir):
+        return False
+    if node_rank == 0:
+        return os.path.isfile(os.path.join(output_dir, "trainer_state.json"))
+    summary = progress.read_progress(output_dir)
+    return summary["step"] is not None and summary["step"] == summary["total_steps"]
 
 
 def is_done(run_dir: str, config_hash: str) -> bool:

@@ -3,6 +3,10 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """One training attempt as a subprocess: find ``llamafactory-cli``, start it in its own session (holding the job
 lock's descriptor), forward SIGTERM/SIGINT to its process group (SIGKILL after a grace period), collect its log tail.
+
+Several GPUs or nodes: LLaMA-Factory runs ``torchrun``, whose workers each start a session of their own, so a
+signal to the trainer's process group alone would leave them training as orphans. Signals go to the process group
+of every descendant too (found in /proc before the first is signalled).
 """
 
 from __future__ import annotations
@@ -53,10 +57,44 @@ class Signals:
 
     def kill_child(self, signum: int) -> None:
         if self.child is not None and self.child.poll() is None:
-            try:
-                os.killpg(self.child.pid, signum)
-            except ProcessLookupError:
-                pass
+            signal_tree(self.child.pid, signum)
+
+
+def descendants(pid: int, proc: str = "/proc") -> list[int]:
+    """Every process below ``pid`` (children first), from the parent pids in /proc/*/stat."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir(proc):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(os.path.join(proc, entry, "stat"), encoding="ascii", errors="replace") as handle:
+                parent = int(handle.read().rsplit(")", 1)[1].split()[1])  # the command may hold spaces and ")"
+        except (OSError, ValueError, IndexError):
+            continue  # a process that ended while we looked
+        children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in sorted(children.get(todo.pop(0), [])):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def signal_tree(pid: int, signum: int) -> None:
+    """``signum`` to the process group of ``pid`` and of each of its descendants (torchrun workers lead their own)."""
+    groups = []
+    for member in [pid, *descendants(pid)]:
+        try:
+            group = os.getpgid(member)
+        except ProcessLookupError:
+            continue
+        if group not in groups and group != os.getpgrp():  # never the runner's own group
+            groups.append(group)
+    for group in groups:
+        try:
+            os.killpg(group, signum)
+        except ProcessLookupError:
+            pass
 
 
 def _read_tail(path: str, offset: int) -> str:

@@ -524,3 +524,56 @@ def test_corpus_16_default_hides_igpu():
     result = gpu_environment(_corpus_gpus("16_rx6800xt_gfx1030_plus_igpu_gfx1036_rocm56.txt", data), "6.2")
     assert result["env"] == {"ROCR_VISIBLE_DEVICES": "0"}
     assert "integrated" in result["gpus"][1]["reason"]
+
+
+# ---------------------------------------------------------------------------------------------
+# gpu_environment: which of the usable GPUs a job trains on (select)
+# ---------------------------------------------------------------------------------------------
+RX7900_B = _gpu("gfx1100", 2, 1, uuid="GPU-0000000000000002", cu=96)
+RX7900_C = _gpu("gfx1100", 3, 2, uuid="GPU-0000000000000003", cu=96)
+
+SELECT_ROWS = [
+    # id, gpus, select, expected env, expected visibility by node
+    ("all keeps every usable GPU", [RX7900, RX7900_B, RX7900_C], "all", {}, {1: True, 2: True, 3: True}),
+    ("a count keeps the first N by index", [RX7900, RX7900_B, RX7900_C], 2,
+     {"ROCR_VISIBLE_DEVICES": "GPU-69e905a91bab9202,GPU-0000000000000002"}, {1: True, 2: True, 3: False}),
+    ("a count as the inventory's string", [RX7900, RX7900_B, RX7900_C], "1", {"ROCR_VISIBLE_DEVICES": "GPU-69e905a91bab9202"},
+     {1: True, 2: False, 3: False}),
+    ("a list keeps those indices", [RX7900, RX7900_B, RX7900_C], [2, 0],
+     {"ROCR_VISIBLE_DEVICES": "GPU-69e905a91bab9202,GPU-0000000000000003"}, {1: True, 2: False, 3: True}),
+    ("leaving out the card that needs an override drops the override", [RX7900, RX6700], [0],
+     {"ROCR_VISIBLE_DEVICES": "GPU-69e905a91bab9202"}, {1: True, 2: False}),
+    ("the iGPU hidden first, then the count of what is left", [RX6800XT, IGPU_2], 1,
+     {"ROCR_VISIBLE_DEVICES": "GPU-e0ce170bfa1769dd"}, {1: True, 2: False}),
+]
+
+
+@pytest.mark.parametrize("gpus, select, env, visible", [r[1:] for r in SELECT_ROWS], ids=[r[0] for r in SELECT_ROWS])
+def test_gpu_environment_select(gpus, select, env, visible):
+    result = gpu_environment(gpus, "6.4", "auto", False, select=select)
+    assert result["env"] == env
+    assert {g["node"]: g["visible"] for g in result["gpus"]} == visible
+    assert result["usable_gpus"] == sum(visible.values())
+    for gpu in result["gpus"]:
+        if not visible[gpu["node"]] and gpu["name"] == "gfx1100":
+            assert "not selected" in gpu["reason"], gpu
+
+
+@pytest.mark.parametrize("select, words", [
+    (4, "asks for 4 GPU(s) but 3 are usable"),
+    ([0, 5], "index(es) [5] that are not usable"),
+    (0, "select must be"),
+    ("two", "select must be"),
+    ([], "select must be"),
+    ([True], "select must be"),
+    (True, "select must be"),
+])
+def test_gpu_environment_select_refuses_what_cannot_be_met(select, words):
+    with pytest.raises(ValueError) as raised:
+        gpu_environment([RX7900, RX7900_B, RX7900_C], "6.4", "auto", False, select=select)
+    assert words in str(raised.value)
+
+
+def test_a_hidden_integrated_gpu_cannot_be_selected():
+    with pytest.raises(ValueError, match=r"index\(es\) \[1\] that are not usable; the usable GPUs are \[0\]"):
+        gpu_environment([RX6800XT, IGPU_2], "6.4", "auto", False, select=[1])
