@@ -17,7 +17,8 @@ run_one() {
   start=$(date +%s)
   # each line stamped with the wall clock, so a slow scenario's log shows where its time went
   molecule test -s "$scenario" 2>&1 | perl -MPOSIX -pe 'BEGIN { $| = 1 } $_ = strftime("%H:%M:%S ", localtime) . $_' >"$log"
-  rc=$?
+  # molecule's status, not the stamping perl's: xargs runs this in a new bash, where the script's pipefail is not set
+  rc=${PIPESTATUS[0]}
   # testinfra's pytest summary line ("== 63 passed, 1 skipped in 30.1s =="): molecule counts a skip as a pass, this does not
   skipped=$(grep -E '^([0-9:]+ )?=+ .*[0-9]+ (passed|failed|skipped).* in [0-9.]+s' "$log" | grep -Eo '[0-9]+ skipped' | awk '{n += $1} END {print n + 0}')
   if [ "$skipped" -gt 0 ]; then

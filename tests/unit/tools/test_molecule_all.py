@@ -1,0 +1,40 @@
+"""tests/tools/molecule_all.sh reports each scenario by molecule's own exit status.
+
+Its log stamping pipes molecule through perl; a scenario that fails must still fail the run (it once passed on perl's 0).
+A stand-in `molecule` on PATH plays a passing and a failing scenario.
+"""
+
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+SCRIPT = pathlib.Path(__file__).resolve().parents[3] / "tests" / "tools" / "molecule_all.sh"
+FAKE_MOLECULE = """#!/bin/sh
+echo "molecule $*"
+case "$3" in good) exit 0 ;; *) echo "=== 1 failed, 2 passed in 1.0s ==="; exit 3 ;; esac
+"""
+
+
+@pytest.mark.parametrize(
+    "scenarios, rc, results",
+    [
+        (["good"], 0, {"good": "0"}),
+        (["bad"], 1, {"bad": "3"}),
+        (["good", "bad"], 1, {"good": "0", "bad": "3"}),
+    ],
+)
+def test_the_run_fails_exactly_when_a_scenario_fails(tmp_path, scenarios, rc, results):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "molecule"
+    fake.write_text(FAKE_MOLECULE)
+    fake.chmod(0o755)
+    env = dict(os.environ, PATH="%s:%s" % (bin_dir, os.environ["PATH"]), MOLECULE_LOG_DIR=str(tmp_path / "logs"))
+    run = subprocess.run(["bash", str(SCRIPT)] + scenarios, env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert run.returncode == rc, run.stdout + run.stderr
+    for scenario, status in results.items():
+        name, scenario_rc, _seconds, _skipped = (tmp_path / "logs" / (scenario + ".result")).read_text().split()
+        assert (name, scenario_rc) == (scenario, status)
+        assert ("molecule %-28s %s" % (scenario, "passed" if status == "0" else "FAILED")) in run.stdout
