@@ -17,6 +17,10 @@ SANITY_ROOT := $(BUILD)/sanity/ansible_collections/radeonlab/llm
 SLOW_SCENARIOS := site llamafactory site_bad_input pytorch_rocm rocm_driver rocm_driver_firmware_epoch rocm_driver_no_gpu_access
 # A scenario left out of `make test` is named here, openly, with the reason (none is, today).
 NOT_IN_MAKE_TEST :=
+# Checks of a scenario that its verify does not collect yet, named here with the reason (never a silent deselect):
+# molecule/site/tests/distributed_lab.py: the re-run after one host of a two-host job was killed failed on both hosts in
+# its one run (2026-12-03); the resume is open under issue 14 (the file says what passed and how to run it).
+NOT_IN_MAKE_TEST_CHECKS := molecule/site/tests/distributed_lab.py
 ALL_SCENARIOS := $(sort $(notdir $(patsubst %/molecule.yml,%,$(wildcard molecule/*/molecule.yml))))
 TEST_SCENARIOS := $(filter-out $(NOT_IN_MAKE_TEST),$(ALL_SCENARIOS))
 SCENARIOS ?= $(filter $(TEST_SCENARIOS),$(SLOW_SCENARIOS)) $(filter-out $(SLOW_SCENARIOS),$(TEST_SCENARIOS))
@@ -30,6 +34,9 @@ export PY_COLORS := 0
 # lora_job copies its runner package as a directory: no __pycache__ from the unit tests may ride along.
 export PYTHONDONTWRITEBYTECODE := 1
 export ANSIBLE_NOCOLOR := 1
+# molecule's docker create/destroy talk to dockerd with a 60 s read timeout by default; removing a container that holds
+# a 7 GB venv took longer than that on a busy 2-core machine and failed a scenario whose tests had passed.
+export DOCKER_TIMEOUT := 300
 
 .PHONY: help
 help: ## List the targets
