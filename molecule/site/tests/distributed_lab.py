@@ -11,8 +11,9 @@ Each job has its own name, so the scenario's tiny-alpaca job is not touched; ran
 NOT IN `make test` YET (named in the Makefile's NOT_IN_MAKE_TEST_CHECKS): the file is not called test_*.py, so the site's
 verify does not collect it. Its one run (2026-12-03, as test_site_distributed.py) found that the two hosts train one job
 to the end (both statuses succeeded, 2 epochs, world size 2) and that killing one host fails the other's job within the
-bound, but the re-run after the kill failed on both hosts ("training failed, not retried"; the hosts' train.log was lost
-with the containers), so issue 14 item 3's resume is not proven. That run also assumed rank 0 was the inventory's first
+bound, but the re-run after the kill failed on both hosts ("training failed, not retried"). The cause, reproduced on the
+controller with LLaMA-Factory 0.9.5 alone (two torchrun nodes on the loopback, save_on_each_node, one killed, both
+resumed): transformers 5.6.0's Trainer loads the optimizer state with `map_location=args.device`, which is `cpu:0` under CPU DDP, and torch 2.9.1's `torch.load` refuses it ('don't know how to restore data location of torch.storage.UntypedStorage (tagged with cpu:0)'); reproduced on the controller with LLaMA-Factory 0.9.5 alone. So issue 14 item 3's resume is not proven in the lab. That run also assumed rank 0 was the inventory's first
 platform (now named explicitly) and matched a folded YAML message verbatim (now normalised). To run it on the hosts a
 `molecule converge -s site` left, with molecule's environment for that scenario (MOLECULE_INVENTORY_FILE,
 MOLECULE_EPHEMERAL_DIRECTORY, RADEONLAB_ROOT):
