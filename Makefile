@@ -16,12 +16,11 @@ SANITY_ROOT := $(BUILD)/sanity/ansible_collections/radeonlab/llm
 # Slowest first, so two lanes finish together; any scenario not listed runs last.
 SLOW_SCENARIOS := site llamafactory site_bad_input pytorch_rocm rocm_driver rocm_driver_firmware_epoch rocm_driver_no_gpu_access
 # A scenario left out of `make test` is named here, openly, with the reason (none is, today).
+# Checks left out of a scenario's verify are named here too (never a silent deselect): molecule/site/tests/distributed_lab.py,
+# the site's two-host job, because the re-run after one host was killed failed on both hosts in its one run (2026-12-03):
+# transformers 5.6.0 maps the optimizer state to `cpu:0` under CPU DDP, which torch 2.9.1 refuses (the lab trains on the
+# CPU); open under issue 14 (the file says what passed and how to run it).
 NOT_IN_MAKE_TEST :=
-# Checks of a scenario that its verify does not collect yet, named here with the reason (never a silent deselect):
-# molecule/site/tests/distributed_lab.py: the re-run after one host of a two-host job was killed failed on both hosts in
-# its one run (2026-12-03): transformers 5.6.0 maps the optimizer state to `cpu:0` under CPU DDP, which torch 2.9.1 refuses
-# (the lab trains on the CPU); open under issue 14 (the file says what passed and how to run it).
-NOT_IN_MAKE_TEST_CHECKS := molecule/site/tests/distributed_lab.py
 ALL_SCENARIOS := $(sort $(notdir $(patsubst %/molecule.yml,%,$(wildcard molecule/*/molecule.yml))))
 TEST_SCENARIOS := $(filter-out $(NOT_IN_MAKE_TEST),$(ALL_SCENARIOS))
 SCENARIOS ?= $(filter $(TEST_SCENARIOS),$(SLOW_SCENARIOS)) $(filter-out $(SLOW_SCENARIOS),$(TEST_SCENARIOS))

@@ -8,17 +8,17 @@ the machine's loopback (the lab's hosts share it), rank 0's rendezvous on a port
 
 Each job has its own name, so the scenario's tiny-alpaca job is not touched; rank 0 is named (`lora_job_distributed_master`).
 
-NOT IN `make test` YET (named in the Makefile's NOT_IN_MAKE_TEST_CHECKS): the file is not called test_*.py, so the site's
+NOT IN `make test` YET (the Makefile says why, beside NOT_IN_MAKE_TEST): the file is not called test_*.py, so the site's
 verify does not collect it. Its one run (2026-12-03, as test_site_distributed.py) found that the two hosts train one job
 to the end (both statuses succeeded, 2 epochs, world size 2) and that killing one host fails the other's job within the
 bound, but the re-run after the kill failed on both hosts ("training failed, not retried"). The cause, reproduced on the
 controller with LLaMA-Factory 0.9.5 alone (two torchrun nodes on the loopback, save_on_each_node, one killed, both
-resumed): transformers 5.6.0's Trainer loads the optimizer state with `map_location=args.device`, which is `cpu:0` under CPU DDP, and torch 2.9.1's `torch.load` refuses it ('don't know how to restore data location of torch.storage.UntypedStorage (tagged with cpu:0)'); reproduced on the controller with LLaMA-Factory 0.9.5 alone. So issue 14 item 3's resume is not proven in the lab. That run also assumed rank 0 was the inventory's first
-platform (now named explicitly) and matched a folded YAML message verbatim (now normalised). To run it on the hosts a
-`molecule converge -s site` left, with molecule's environment for that scenario (MOLECULE_INVENTORY_FILE,
-MOLECULE_EPHEMERAL_DIRECTORY, RADEONLAB_ROOT):
-    pytest -p testinfra --hosts=ansible://site-navi31 --ansible-inventory="$MOLECULE_INVENTORY_FILE" \
-        molecule/site/tests/distributed_lab.py
+resumed): transformers 5.6.0's Trainer loads the optimizer state with `map_location=args.device`, which is `cpu:0` under
+CPU DDP, and torch 2.9.1's `torch.load` refuses it. So issue 14 item 3's resume is not proven in the lab. That run also
+assumed rank 0 was the inventory's first platform (now named explicitly) and matched a folded YAML message verbatim (now
+normalised). To run it on the hosts a `molecule converge -s site` left, with molecule's environment for that scenario
+(MOLECULE_INVENTORY_FILE, MOLECULE_EPHEMERAL_DIRECTORY, RADEONLAB_ROOT):
+    pytest --hosts=ansible://site-navi31 --ansible-inventory="$MOLECULE_INVENTORY_FILE" molecule/site/tests/distributed_lab.py
 """
 
 import functools
