@@ -15,11 +15,8 @@ COLLECTION_LINK := $(COLLECTION_PATH)/ansible_collections/radeonlab/llm
 SANITY_ROOT := $(BUILD)/sanity/ansible_collections/radeonlab/llm
 # Slowest first, so two lanes finish together; any scenario not listed runs last.
 SLOW_SCENARIOS := site llamafactory site_bad_input pytorch_rocm rocm_driver rocm_driver_firmware_epoch rocm_driver_no_gpu_access
-# A scenario left out of `make test` is named here, openly, with the reason (none is, today).
-# Checks left out of a scenario's verify are named here too (never a silent deselect): molecule/site/tests/distributed_lab.py,
-# the site's two-host job, because the re-run after one host was killed failed on both hosts in its one run (2026-12-03):
-# transformers 5.6.0 maps the optimizer state to `cpu:0` under CPU DDP, which torch 2.9.1 refuses (the lab trains on the
-# CPU); open under issue 14 (the file says what passed and how to run it).
+# A scenario left out of `make test` is named here, openly, with the reason (none is, today); so would be checks left out
+# of a scenario's verify (never a silent deselect).
 NOT_IN_MAKE_TEST :=
 ALL_SCENARIOS := $(sort $(notdir $(patsubst %/molecule.yml,%,$(wildcard molecule/*/molecule.yml))))
 TEST_SCENARIOS := $(filter-out $(NOT_IN_MAKE_TEST),$(ALL_SCENARIOS))

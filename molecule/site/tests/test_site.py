@@ -472,8 +472,10 @@ def test_no_secret_in_any_file_on_the_controller(host):
 def test_no_secret_in_any_file_or_the_journal_of_the_host(host):
     name = _hostname(host)
     trees = " ".join(t for t in HOST_TREES if host.file(t).exists)
-    listed = host.run("grep -rIlF -D skip %s %s" % (" ".join("-e %s" % v for v in SECRETS.values()), trees))
-    assert listed.rc in (0, 1), listed.stderr
+    # four greps at once: the cost is opening ~55,000 cold files (7 GB venvs), not matching; each exits 0 unless it errs
+    listed = host.run("find -H %s -type f -print0 | xargs -0 -r -P 4 -n 2000 sh -c 'grep -IlF -D skip \"$@\"; [ $? -le 1 ]' sh %s"
+                      % (trees, " ".join("-e %s" % v for v in SECRETS.values())))
+    assert listed.rc == 0, listed.stderr
     looked = int(host.check_output("find %s -xdev -type f 2>/dev/null | wc -l" % trees))
     found = {}
     for path in listed.stdout.split():

@@ -97,6 +97,7 @@ def test_launch_env_names_torchrun_the_rendezvous_and_the_interface(tiny_job):
     assert {key: env[key] for key in ("FORCE_TORCHRUN", "NPROC_PER_NODE", "NNODES", "NODE_RANK", "MASTER_ADDR", "MASTER_PORT")} == {
         "FORCE_TORCHRUN": "1", "NPROC_PER_NODE": "1", "NNODES": "2", "NODE_RANK": "1", "MASTER_ADDR": "192.0.2.10", "MASTER_PORT": "29500"}
     assert env["GLOO_SOCKET_IFNAME"] == env["NCCL_SOCKET_IFNAME"] == "eth1"
+    assert env["ACCELERATE_TORCH_DEVICE"] == "cpu", "cpu:<rank> would stop the optimizer state loading on a resume"
     assert env["PATH"].split(os.pathsep)[0] == os.path.dirname(sys.executable)  # torchrun is started by name
     chosen = runner.launch_env(prepared, {"GLOO_SOCKET_IFNAME": "bond0"}, route=lambda address: "eth1")
     assert chosen["GLOO_SOCKET_IFNAME"] == "bond0" and chosen["NCCL_SOCKET_IFNAME"] == "eth1"
@@ -115,6 +116,7 @@ def test_several_gpus_of_one_host_train_with_torchrun_on_all_of_them(tiny_job, f
     assert run(job) == runner.EXIT_OK
     call = read_calls(fake_cli)[0]
     assert call["torchrun"]["FORCE_TORCHRUN"] == "1" and call["torchrun"]["NPROC_PER_NODE"] == "2" and call["torchrun"]["NNODES"] is None
+    assert call["torchrun"]["ACCELERATE_TORCH_DEVICE"] is None, "on GPUs accelerate puts each process on its own GPU"
     config = call["config"]
     assert config["per_device_train_batch_size"] * config["gradient_accumulation_steps"] * 2 >= 8
     status = state.read_json(os.path.join(job["output_dir"], "status.json"))

@@ -126,12 +126,16 @@ def launch_env(prepared: "Prepared", base: dict, route=None) -> dict:
     The venv's bin/ goes first on PATH: LLaMA-Factory starts ``torchrun`` by name, and a systemd unit's PATH does
     not hold the venv. Several nodes: the rendezvous variables, and the interface that reaches the master for gloo
     and RCCL/NCCL (unless ``base`` names one), because a host name that resolves to a loopback or a second network
-    would make the peers dial an address they cannot reach.
+    would make the peers dial an address they cannot reach. On the CPU, accelerate's device is ``cpu:<local rank>``,
+    which transformers passes to ``torch.load`` when resuming the optimizer and torch refuses; naming the device
+    ``cpu`` (accelerate's ``ACCELERATE_TORCH_DEVICE``) lets a cut job resume.
     """
     env = {**base, "PATH": os.pathsep.join([os.path.dirname(sys.executable), base.get("PATH") or os.defpath])}
     if prepared.world_size <= 1:
         return env
     env.update(FORCE_TORCHRUN="1", NPROC_PER_NODE=str(prepared.nproc_per_node))
+    if prepared.decision.train_on == "cpu":
+        env["ACCELERATE_TORCH_DEVICE"] = "cpu"
     dist = prepared.spec.get("distributed")
     if dist:
         env.update(NNODES=str(dist["nnodes"]), NODE_RANK=str(dist["node_rank"]), MASTER_ADDR=dist["master_addr"],
