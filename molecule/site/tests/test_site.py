@@ -62,6 +62,17 @@ def test_job_succeeded_and_loss_fell(host):
     assert status["state"] == "succeeded", status.get("message")
     assert status["final_loss"] < status["first_loss"]
     assert status["global_step"] == status["max_steps"] > 0
+    # the role's default holds 5 % of the 128 samples out: evaluated at every checkpoint and after the last step
+    assert status["final_eval_loss"] < status["first_eval_loss"], status
+
+
+def test_eval_held_out_samples_and_trained_on_the_rest(host):
+    output = _status(host)["output_dir"]
+    evaluated = json.loads(host.file(os.path.join(output, "eval_results.json")).content_string)
+    state = json.loads(host.file(os.path.join(output, "trainer_state.json")).content_string)
+    logged = [entry["step"] for entry in state["log_history"] if "eval_loss" in entry]
+    assert logged[:2] == [16, 32] and evaluated["eval_loss"] == _status(host)["final_eval_loss"], (logged, evaluated)
+    assert state["max_steps"] == 96  # 121 training samples of 128 (7 held out): 16 steps an epoch at batch 8, as 128 were
 
 
 def test_adapter_files_exist_on_the_host(host):
@@ -139,7 +150,8 @@ def test_trained_on_cpu_because_torch_has_no_hip_and_planned_for_the_real_card(h
 def test_results_and_report_on_the_controller(host):
     name = _hostname(host)
     folder = os.path.join(RESULTS, name)
-    for item in ("adapter_model.safetensors", "adapter_config.json", "trainer_state.json", "training_loss.png", "status.json", "host.json"):
+    for item in ("adapter_model.safetensors", "adapter_config.json", "trainer_state.json", "training_loss.png", "training_eval_loss.png",
+                 "eval_results.json", "status.json", "host.json"):
         assert os.path.isfile(os.path.join(folder, item)), item
     with open(os.path.join(RESULTS, "report.md"), encoding="utf-8") as handle:
         report = handle.read()
@@ -155,9 +167,11 @@ def test_results_and_report_on_the_controller(host):
     assert "CPU fp32" in training_row and "torch has no HIP" in training_row
     assert "would get: bf16" in training_row
     assert "CPU RSS" in training_row and "96/96" in training_row
+    status = _status(host)
+    assert "| %.4f -> %.4f |" % (status["first_eval_loss"], status["final_eval_loss"]) in training_row, training_row
     assert "already done" in training_row
     with open(os.path.join(RESULTS, "report.html"), encoding="utf-8") as handle:
-        assert handle.read().count("data:image/png;base64,") == len(PRESENTED)
+        assert handle.read().count("data:image/png;base64,") == 2 * len(PRESENTED)  # the training and the eval loss
 
 
 CONVERGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "converge.yml")

@@ -189,3 +189,18 @@ def test_training_config_rejects_refused_plan(tiny_job):
     refused = Plan("refuse", "gpu", 7.6, "config", 2048, "sdpa", "sdpa", 8, message="refused: too big")
     with pytest.raises(RenderError, match="too big"):
         training_config(jobspec.normalize(tiny_job), refused, output_dir="/o", dataset_dir="/d")
+
+
+def test_held_out_samples_render_eval_at_every_checkpoint_and_after_the_last_step(tiny_job):
+    cfg = _prepared({**tiny_job, "val_size": 0.05}).train_config()
+    assert {key: cfg[key] for key in ("val_size", "do_eval", "eval_strategy", "eval_steps")} == {
+        "val_size": 0.05, "do_eval": True, "eval_strategy": "steps", "eval_steps": cfg["save_steps"]}
+    assert cfg["per_device_eval_batch_size"] == cfg["per_device_train_batch_size"]
+    plain = _prepared(tiny_job).train_config()
+    assert not {"val_size", "do_eval", "eval_strategy", "eval_steps", "per_device_eval_batch_size"} & set(plain)
+
+
+def test_held_out_samples_are_another_job_and_none_held_out_hashes_as_before(tiny_job):
+    base = _prepared(tiny_job).config_hash
+    assert _prepared({**tiny_job, "val_size": 0.05}).config_hash != base
+    assert _prepared({**tiny_job, "val_size": 0}).config_hash == base

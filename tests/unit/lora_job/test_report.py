@@ -72,9 +72,9 @@ def test_report_lists_every_host_with_override_loss_and_embedded_plot(tmp_path):
     markdown = (tmp_path / "report.md").read_text()
     assert "| navi31 | Radeon RX 7900 XTX | gfx1100 | none | 6.4.0 | 2.9.1 / HIP 6.4.43482 |" in markdown
     assert ("| navi31 | GPU bf16 | 4 x 2 | off | sdpa | 5.1 of 24.0 GiB VRAM | 4.61 GiB GPU allocated | 8123 | 96/96 | 0:00:17 | 2 (after oom) "
-            "| 7.8400 -> 1.2900 | trained in 2 attempt(s) |") in markdown
+            "| 7.8400 -> 1.2900 | - | trained in 2 attempt(s) |") in markdown
     assert ("| lab | CPU fp32 — torch has no HIP here (torch_without_hip); a real Radeon RX 7900 XTX would get: bf16, batch 8 x 1, ckpt off, 5.1 GiB "
-            "| 4 x 2 | off | - | 1.2 of 17.2 GiB RAM | 2.50 GiB CPU RSS | <= 512 | - | - | 1 | - -> 1.3100 "
+            "| 4 x 2 | off | - | 1.2 of 17.2 GiB RAM | 2.50 GiB CPU RSS | <= 512 | - | - | 1 | - -> 1.3100 | - "
             "| already done (trained earlier: 1 attempt(s)) |") in markdown
     assert "HSA_OVERRIDE_GFX_VERSION=11.0.0" in markdown and "2.9.1 / no HIP (CPU build)" in markdown
     assert "![loss of navi31](navi31/training_loss.png)" in markdown and "retried: out of memory at batch 8" in markdown
@@ -96,7 +96,7 @@ def test_missing_files_give_dashes_not_errors(tmp_path):
     result = report.write_report(str(tmp_path))
     markdown = (tmp_path / "report.md").read_text()
     assert "| empty-host | - | - | none | - | - |" in markdown
-    assert "| empty-host | - | - | - | - | - | - | - | - | - | - | - | not run |" in markdown
+    assert "| empty-host | - | - | - | - | - | - | - | - | - | - | - | - | not run |" in markdown
     assert result["hosts"] == ["empty-host"]
     assert report.main([str(tmp_path / "nope")]) == 2
 
@@ -142,3 +142,14 @@ def test_outcome(info, status, expected):
 ])
 def test_device_cell(status, expected):
     assert report.device_cell({}, status) == expected
+
+
+def test_eval_loss_column_and_the_eval_plot_when_samples_were_held_out(tmp_path):
+    _host(tmp_path, "navi31", {"gpu": "x"}, {**NAVI31_STATUS, "first_eval_loss": 5.5037, "final_eval_loss": 3.8442})
+    (tmp_path / "navi31" / "training_eval_loss.png").write_bytes(PNG)
+    report.write_report(str(tmp_path))
+    markdown = (tmp_path / "report.md").read_text()
+    assert "| Eval loss first -> final |" in markdown and "| 7.8400 -> 1.2900 | 5.5037 -> 3.8442 | trained in 2 attempt(s) |" in markdown
+    assert "![loss of navi31](navi31/training_loss.png)" in markdown and "![eval loss of navi31](navi31/training_eval_loss.png)" in markdown
+    page = (tmp_path / "report.html").read_text()
+    assert page.count("data:image/png;base64,") == 2 and 'alt="eval loss of navi31"' in page

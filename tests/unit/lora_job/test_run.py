@@ -63,6 +63,15 @@ def test_success_then_already_done(tiny_job, fake_cli):
     assert root_status(tiny_job)["state"] == "succeeded"
 
 
+def test_held_out_samples_give_the_status_a_first_and_final_eval_loss(tiny_job, fake_cli):
+    assert run({**tiny_job, "val_size": 0.1}) == runner.EXIT_OK
+    status = root_status(tiny_job)
+    assert (status["first_eval_loss"], status["final_eval_loss"]) == (pytest.approx(3.5 - 2.0 * 2 / 6), 1.25)  # eval_steps = save_steps 2
+    assert read_calls(fake_cli)[0]["config"]["do_eval"] is True
+    assert run(tiny_job) == runner.EXIT_OK  # none held out: another config, no eval loss
+    assert (root_status(tiny_job)["first_eval_loss"], root_status(tiny_job)["final_eval_loss"]) == (None, None)
+
+
 def test_rendered_files_in_run_dir(tiny_job, fake_cli):
     run(tiny_job)
     run_dir = root_status(tiny_job)["run_dir"]

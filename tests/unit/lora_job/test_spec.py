@@ -95,3 +95,17 @@ def test_dataset_formatting(extra, fragment):
     else:
         with pytest.raises(SpecError, match=fragment.replace("[", r"\[").replace("]", r"\]")):
             normalize(job)
+
+
+@pytest.mark.parametrize("value, ok", [(0, True), (0.0, True), (0.05, True), (0.999, True), (100, True), (100.0, True),
+                                       (1, True), (-0.1, False), (1.5, False), (True, False), ("0.1", False), (None, False)])
+def test_val_size_is_a_fraction_or_a_whole_count(value, ok):
+    if ok:
+        assert normalize({**MINIMAL, "val_size": value})["val_size"] == value
+    else:
+        with pytest.raises(SpecError, match="val_size must be a fraction in"):
+            normalize({**MINIMAL, "val_size": value})
+
+
+def test_val_size_defaults_to_none_held_out():
+    assert normalize(MINIMAL)["val_size"] == 0.0

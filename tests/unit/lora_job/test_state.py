@@ -69,7 +69,16 @@ def test_training_completed_and_final_metrics(tmp_path):
     history = [{"loss": 3.0}, {"eval_loss": 1}, {"loss": 1.5}]
     (tmp_path / "trainer_state.json").write_text(json.dumps({"global_step": 6, "max_steps": 6, "log_history": history}))
     assert state.training_completed(str(tmp_path))
-    assert state.final_metrics(str(tmp_path)) == {"global_step": 6, "max_steps": 6, "first_loss": 3.0, "final_loss": 1.5}
+    assert state.final_metrics(str(tmp_path)) == {"global_step": 6, "max_steps": 6, "first_loss": 3.0, "final_loss": 1.5,
+                                                  "first_eval_loss": 1, "final_eval_loss": 1}
+    (tmp_path / "eval_results.json").write_text(json.dumps({"eval_loss": 0.75}))  # LLaMA-Factory's evaluation after the last step
+    assert state.final_metrics(str(tmp_path))["final_eval_loss"] == 0.75
+
+
+def test_final_metrics_without_held_out_samples_has_no_eval_loss(tmp_path):
+    (tmp_path / "trainer_state.json").write_text(json.dumps({"global_step": 2, "log_history": [{"loss": 2.0}, {"loss": 1.0}]}))
+    metrics = state.final_metrics(str(tmp_path))
+    assert (metrics["first_eval_loss"], metrics["final_eval_loss"], metrics["final_loss"]) == (None, None, 1.0)
 
 
 def test_clear_unresumable_output(tmp_path):

@@ -129,6 +129,9 @@ def training_config(spec: dict, plan: Plan, *, output_dir: str, dataset_dir: str
         "bf16": plan.precision in ("bf16", "qlora4"),
         "disable_gradient_checkpointing": not plan.gradient_checkpointing,  # LLaMA-Factory checkpoints by default
     })
+    if spec["val_size"]:  # held-out samples: eval loss at every checkpoint and after the last step (eval_results.json)
+        cfg.update({"val_size": spec["val_size"], "do_eval": True, "eval_strategy": "steps", "eval_steps": spec["save_steps"],
+                    "per_device_eval_batch_size": plan.per_device_train_batch_size})
     if plan.paged_optimizer:
         cfg["optim"] = "paged_adamw_32bit"
     if plan.device == "cpu":

@@ -12,12 +12,12 @@ that anything else shown for it is from an earlier run.
 
 Two tables: the hosts (GPU, gfx, override, ROCm, torch) and the training (device and precision, batch,
 checkpointing, attention, plan estimate, measured peak, tokens/s, steps, wall time, attempts, loss, outcome),
-then one section per host with the messages, retry reasons and the loss plot. ``host_row`` builds one row
+then one section per host with the messages, retry reasons and the loss plots (training, and eval when samples were held out). ``host_row`` builds one row
 (column -> text) for both writers.
 
 status.json keys read: state, message, plan, gpu_plan, device, attempts, attempt, retry_reasons, attention,
 peak_memory, tokens_per_second, tokens_per_second_basis, global_step, max_steps, duration_s, first_loss,
-final_loss. host.json keys read: gpu, gfx, override, rocm, torch, hip, attention, attention_reason and
+final_loss, first_eval_loss, final_eval_loss. host.json keys read: gpu, gfx, override, rocm, torch, hip, attention, attention_reason and
 ``this_run`` ("already done" when the play found the job done and did not train).
 """
 
@@ -36,9 +36,11 @@ HOST_COLUMNS = [("host", "Host"), ("gpu", "GPU"), ("gfx", "gfx"), ("override", "
 TRAINING_COLUMNS = [
     ("host", "Host"), ("device", "Device & precision"), ("batch", "Batch x accumulation (x world size)"), ("checkpointing", "Checkpointing"),
     ("attention", "Attention"), ("estimate", "Plan estimate"), ("peak", "Measured peak"), ("tokens", "Tokens/s"), ("steps", "Steps"),
-    ("wall", "Wall time"), ("attempts", "Attempts (why)"), ("loss", "Loss first -> final"), ("outcome", "Outcome"),
+    ("wall", "Wall time"), ("attempts", "Attempts (why)"), ("loss", "Loss first -> final"),
+    ("eval_loss", "Eval loss first -> final"), ("outcome", "Outcome"),
 ]
 TABLES = [("Hosts", HOST_COLUMNS), ("Training", TRAINING_COLUMNS)]
+PLOTS = [("loss", "training_loss.png"), ("eval loss", "training_eval_loss.png")]  # LLaMA-Factory's plot_loss
 PEAK_KINDS = {"gpu_allocated": "GPU allocated", "cpu_rss": "CPU RSS"}
 
 
@@ -183,8 +185,8 @@ def outcome_cell(info: dict, status: dict) -> str:
     return current or "not run"
 
 
-def loss_cell(status: dict) -> str:
-    first, final = _number(status.get("first_loss"), "%.4f"), _number(status.get("final_loss"), "%.4f")
+def loss_cell(status: dict, first_key: str = "first_loss", final_key: str = "final_loss") -> str:
+    first, final = _number(status.get(first_key), "%.4f"), _number(status.get(final_key), "%.4f")
     return "-" if first == final == "-" else "%s -> %s" % (first, final)
 
 
@@ -214,6 +216,7 @@ def host_row(host: str, info: dict, status: dict) -> dict:
         "wall": _duration(status.get("duration_s")),
         "attempts": attempts_cell(status),
         "loss": loss_cell(status),
+        "eval_loss": loss_cell(status, "first_eval_loss", "final_eval_loss"),  # "-": no held-out samples (lora_job_val_size 0)
         "outcome": outcome_cell(info, status),
     }
 
@@ -243,13 +246,13 @@ def load_host(results_dir: str, host: str, finished: bool = True) -> dict:
     folder = os.path.join(results_dir, host)
     info = read_json(os.path.join(folder, "host.json")) or {}
     status = read_json(os.path.join(folder, "status.json")) or {}
-    plot = os.path.join(host, "training_loss.png") if os.path.isfile(os.path.join(folder, "training_loss.png")) else None
+    plots = [(what, os.path.join(host, name)) for what, name in PLOTS if os.path.isfile(os.path.join(folder, name))]
     row, notes = host_row(host, info, status), host_notes(status)
     if not finished:
         row["outcome"] = NOT_FINISHED
         notes = (["the rest of this section is from an earlier run (%s)" % (status.get("state") or "never run")]
                  if status else ["no results from any run"]) + notes
-    return {"row": row, "notes": notes, "plot": plot}
+    return {"row": row, "notes": notes, "plots": plots}
 
 
 def hosts(results_dir: str, not_finished=()) -> list:
@@ -271,8 +274,8 @@ def render_markdown(title: str, entries: list) -> str:
         row = entry["row"]
         lines += ["", "## %s" % row["host"], "", "- %s" % summary_line(row)]
         lines += ["- %s" % note for note in entry["notes"]]
-        if entry["plot"]:
-            lines += ["", "![loss of %s](%s)" % (row["host"], entry["plot"])]
+        for what, plot in entry["plots"]:
+            lines += ["", "![%s of %s](%s)" % (what, row["host"], plot)]
     return "\n".join(lines) + "\n"
 
 
@@ -292,10 +295,10 @@ def render_html(title: str, entries: list, results_dir: str) -> str:
         row = entry["row"]
         parts = ["<h2>%s</h2>" % esc(row["host"]), "<p>%s</p>" % esc(summary_line(row))]
         parts += ["<p>%s</p>" % esc(note) for note in entry["notes"]]
-        if entry["plot"]:
-            with open(os.path.join(results_dir, entry["plot"]), "rb") as handle:
+        for what, plot in entry["plots"]:
+            with open(os.path.join(results_dir, plot), "rb") as handle:
                 data = base64.b64encode(handle.read()).decode("ascii")
-            parts.append('<img alt="loss of %s" src="data:image/png;base64,%s">' % (esc(row["host"]), data))
+            parts.append('<img alt="%s of %s" src="data:image/png;base64,%s">' % (esc(what), esc(row["host"]), data))
         sections.append("\n".join(parts))
     return (
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>%s</title>\n"

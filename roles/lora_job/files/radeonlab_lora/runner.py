@@ -341,6 +341,7 @@ class Job:
                 max_steps=metrics["max_steps"] if metrics["max_steps"] is not None else summary["total_steps"],
                 final_loss=metrics["final_loss"] if metrics["final_loss"] is not None else summary["loss"],
                 first_loss=metrics["first_loss"] if metrics["first_loss"] is not None else summary["first_loss"],
+                first_eval_loss=metrics["first_eval_loss"], final_eval_loss=metrics["final_eval_loss"],
                 progress=progress.progress_line(summary),
                 adapter_dir=self.p.output_dir,
             )

@@ -16,6 +16,7 @@ Example (every key but model, template, dataset and output_dir is optional)::
                                                    # or {"name": ..., "hf_hub_url": "org/set"} / {"name": ..., "ms_hub_url": ...}
       "lora": {"rank": 8, "alpha": 16, "target": "all", "dropout": 0.0},
       "cutoff_len": 1024, "num_train_epochs": 3, "learning_rate": 1e-4, "max_samples": 1000,
+      "val_size": 0.05,                            # held out for eval loss: a fraction in [0, 1) or a count (LLaMA-Factory val_size)
       "output_dir": "/var/lib/radeonlab/lora/tiny-alpaca",
       "logging_steps": 10, "save_steps": 100, "seed": 42,
       "effective_batch_size": 8,                   # per_device batch x accumulation target
@@ -59,6 +60,7 @@ DEFAULTS: dict = {
     "num_train_epochs": 3.0,
     "learning_rate": 1.0e-4,
     "max_samples": None,
+    "val_size": 0.0,
     "logging_steps": 10,
     "save_steps": 100,
     "save_total_limit": 2,
@@ -165,6 +167,9 @@ def normalize(raw: dict) -> dict:
     _positive_int(spec, "max_samples", problems, allow_none=True)
     for key in ("num_train_epochs", "learning_rate"):
         _positive_number(spec, key, problems)
+    val_size = spec["val_size"]
+    if isinstance(val_size, bool) or not isinstance(val_size, (int, float)) or val_size < 0 or (val_size >= 1 and val_size != int(val_size)):
+        problems.append(f"val_size must be a fraction in [0, 1) or a whole number of samples, got {val_size!r}")
     if spec["model_params_b"] is not None:
         _positive_number(spec, "model_params_b", problems)
     revision = spec["model_revision"]

@@ -179,14 +179,25 @@ def clear_unresumable_output(output_dir: str) -> bool:
 
 
 def final_metrics(output_dir: str) -> dict:
-    """global_step / max_steps / losses from the trainer_state.json that LLaMA-Factory saves at the end."""
+    """global_step / max_steps / losses from the trainer_state.json that LLaMA-Factory saves at the end.
+
+    Eval losses (a job with held-out samples): the first one logged during training, and the final one from
+    ``eval_results.json`` (LLaMA-Factory's evaluation after the last step) or else the last one logged.
+    """
     state = read_json(os.path.join(output_dir, "trainer_state.json")) or {}
-    losses = [entry["loss"] for entry in state.get("log_history", []) if isinstance(entry.get("loss"), (int, float))]
+    history = state.get("log_history", [])
+    losses = [entry["loss"] for entry in history if isinstance(entry.get("loss"), (int, float))]
+    evals = [entry["eval_loss"] for entry in history if isinstance(entry.get("eval_loss"), (int, float))]
+    final_eval = (read_json(os.path.join(output_dir, "eval_results.json")) or {}).get("eval_loss")  # after the last step
+    if isinstance(final_eval, (int, float)):
+        evals.append(final_eval)
     return {
         "global_step": state.get("global_step"),
         "max_steps": state.get("max_steps"),
         "first_loss": losses[0] if losses else None,
         "final_loss": losses[-1] if losses else None,
+        "first_eval_loss": evals[0] if evals else None,
+        "final_eval_loss": evals[-1] if evals else None,
     }
 
 
