@@ -66,6 +66,17 @@ def test_job_succeeded_and_loss_fell(host):
     assert status["final_eval_loss"] < status["first_eval_loss"], status
 
 
+def test_the_base_model_and_the_adapter_answered_the_sample_prompts_and_differ(host):
+    status = _status(host)
+    answers = json.loads(host.file(os.path.join(status["run_dir"], "samples.json")).content_string)["samples"]
+    assert [answer["prompt"] for answer in answers] == ["Spell the digit 7 as a word.", "Repeat the animal three times: dog"]
+    assert status["samples"] == {"state": "answered", "count": 2, "file": "samples.json"}
+    assert any(answer["base"] != answer["adapter"] for answer in answers), answers  # the adapter was loaded
+    with open(os.path.join(RESULTS, "report.md"), encoding="utf-8") as handle:
+        section = handle.read().split("\n## %s\n" % _hostname(host))[1].split("\n## ")[0]
+    assert "| Prompt | Base model | With the adapter |" in section and "| Spell the digit 7 as a word. |" in section
+
+
 def test_eval_held_out_samples_and_trained_on_the_rest(host):
     output = _status(host)["output_dir"]
     evaluated = json.loads(host.file(os.path.join(output, "eval_results.json")).content_string)
@@ -151,7 +162,7 @@ def test_results_and_report_on_the_controller(host):
     name = _hostname(host)
     folder = os.path.join(RESULTS, name)
     for item in ("adapter_model.safetensors", "adapter_config.json", "trainer_state.json", "training_loss.png", "training_eval_loss.png",
-                 "eval_results.json", "status.json", "host.json"):
+                 "eval_results.json", "samples.json", "status.json", "host.json"):
         assert os.path.isfile(os.path.join(folder, item)), item
     with open(os.path.join(RESULTS, "report.md"), encoding="utf-8") as handle:
         report = handle.read()

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from lora_cases import FAKE_TORCH, FILES, HERE, TINY, torch_device
+from lora_cases import FAKE_LLAMAFACTORY, FAKE_TORCH, FILES, HERE, TINY, torch_device
 
 if FILES not in sys.path:
     sys.path.insert(0, FILES)
@@ -21,9 +21,9 @@ if FILES not in sys.path:
 @pytest.fixture(autouse=True)
 def fake_torch_env(monkeypatch):
     """Every child process (the runner's torch probe, the trainer) imports the fake torch: by default a CPU build."""
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([FAKE_TORCH, FILES]))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([FAKE_TORCH, FAKE_LLAMAFACTORY, FILES]))
     for name in ("FAKE_TORCH_DEVICES", "FAKE_TORCH_HIP", "FAKE_TORCH_CUDA", "FAKE_TORCH_VERSION", "FAKE_TORCH_IMPORT_ERROR", "FAKE_TORCH_PEAK_BYTES",
-                 "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "HSA_OVERRIDE_GFX_VERSION"):
+                 "FAKE_CHAT_FAIL", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "HSA_OVERRIDE_GFX_VERSION"):
         monkeypatch.delenv(name, raising=False)
 
 

@@ -10,6 +10,7 @@ import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FILES = os.path.abspath(os.path.join(HERE, "..", "..", "..", "roles", "lora_job", "files"))
+FAKE_LLAMAFACTORY = os.path.join(HERE, "fake_llamafactory")  # llamafactory.chat.ChatModel for the samples child process
 FAKE_TORCH = os.path.join(HERE, "fake_torch")  # a stand-in torch package for child processes (never imported by pytest itself)
 
 # config.json excerpts of real models (public configs on the Hugging Face hub)

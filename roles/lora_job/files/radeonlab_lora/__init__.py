@@ -18,6 +18,7 @@ and must not add anything to it. Modules, each a small set of pure functions unl
 - ``measurements`` peak memory per attempt and tokens/s from the trainer's output
 - ``trainer``    one attempt as a subprocess: find the CLI, signals, log tail
 - ``runner``     ``run``: the whole job with retries and resume
+- ``samples``    ``python -m radeonlab_lora.samples``: base-vs-adapter answers to the sample prompts (LLaMA-Factory's ChatModel)
 - ``report``     the fleet report over the fetched results (controller side)
 - ``digest``     ``python -m radeonlab_lora.digest``: one sha256 over the package, to copy it only when it changed
 - ``cli``        ``python -m radeonlab_lora render|plan|run|status|check``

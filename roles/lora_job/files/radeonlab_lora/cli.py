@@ -37,7 +37,7 @@ import subprocess
 import sys
 import time
 
-from . import devices, progress, render, runner, sizing, spec as jobspec, state
+from . import devices, progress, render, runner, samples, sizing, spec as jobspec, state
 from .modelshape import ModelShapeError, shape_for_job
 
 
@@ -170,7 +170,8 @@ def cmd_check(args, spec: dict) -> int:
         return runner.EXIT_REFUSED
     _print_json({
         "refused": False,
-        "done": state.is_done(prepared.run_dir, prepared.config_hash),
+        # done: trained, and (rank 0) the sample prompts answered; new prompts start the unit, which trains nothing
+        "done": state.is_done(prepared.run_dir, prepared.config_hash) and not samples.pending(prepared.spec, prepared.run_dir, prepared.node_rank),
         "config_hash": prepared.config_hash,
         "run_dir": prepared.run_dir,
         "output_dir": prepared.output_dir,

@@ -12,7 +12,8 @@ that anything else shown for it is from an earlier run.
 
 Two tables: the hosts (GPU, gfx, override, ROCm, torch) and the training (device and precision, batch,
 checkpointing, attention, plan estimate, measured peak, tokens/s, steps, wall time, attempts, loss, outcome),
-then one section per host with the messages, retry reasons and the loss plots (training, and eval when samples were held out). ``host_row`` builds one row
+then one section per host with the messages, retry reasons, the base-vs-adapter answers to the sample prompts
+(``samples.json``) and the loss plots (training, and eval when samples were held out). ``host_row`` builds one row
 (column -> text) for both writers.
 
 status.json keys read: state, message, plan, gpu_plan, device, attempts, attempt, retry_reasons, attention,
@@ -30,6 +31,7 @@ import json
 import os
 import sys
 
+from .samples import SAMPLES_FILE
 from .state import read_json, write_text_if_changed
 
 HOST_COLUMNS = [("host", "Host"), ("gpu", "GPU"), ("gfx", "gfx"), ("override", "Override"), ("rocm", "ROCm"), ("torch", "torch / HIP")]
@@ -40,6 +42,7 @@ TRAINING_COLUMNS = [
     ("eval_loss", "Eval loss first -> final"), ("outcome", "Outcome"),
 ]
 TABLES = [("Hosts", HOST_COLUMNS), ("Training", TRAINING_COLUMNS)]
+SAMPLE_COLUMNS = [("prompt", "Prompt"), ("base", "Base model"), ("adapter", "With the adapter")]
 PLOTS = [("loss", "training_loss.png"), ("eval loss", "training_eval_loss.png")]  # LLaMA-Factory's plot_loss
 PEAK_KINDS = {"gpu_allocated": "GPU allocated", "cpu_rss": "CPU RSS"}
 
@@ -235,6 +238,8 @@ def host_notes(status: dict) -> list:
     if status.get("tokens_per_second_basis"):
         notes.append("tokens/s: %s" % status["tokens_per_second_basis"])
     notes += ["retried: %s" % reason for reason in status.get("retry_reasons") or []]
+    if (status.get("samples") or {}).get("state") == "failed":
+        notes.append("samples: %s" % status["samples"]["message"])
     return notes
 
 
@@ -248,16 +253,22 @@ def load_host(results_dir: str, host: str, finished: bool = True) -> dict:
     status = read_json(os.path.join(folder, "status.json")) or {}
     plots = [(what, os.path.join(host, name)) for what, name in PLOTS if os.path.isfile(os.path.join(folder, name))]
     row, notes = host_row(host, info, status), host_notes(status)
+    answers = (read_json(os.path.join(folder, SAMPLES_FILE)) or {}).get("samples") or []
     if not finished:
         row["outcome"] = NOT_FINISHED
         notes = (["the rest of this section is from an earlier run (%s)" % (status.get("state") or "never run")]
                  if status else ["no results from any run"]) + notes
-    return {"row": row, "notes": notes, "plots": plots}
+    return {"row": row, "notes": notes, "plots": plots, "samples": answers}
 
 
 def hosts(results_dir: str, not_finished=()) -> list:
     found = {name for name in os.listdir(results_dir) if os.path.isdir(os.path.join(results_dir, name))}
     return sorted(found | set(not_finished))
+
+
+def _one_line(answer: dict) -> dict:
+    """A Markdown table cell holds one line: newlines shown as the two characters \\n."""
+    return {key: str(value).replace("\n", "\\n") for key, value in answer.items()}
 
 
 def _markdown_table(columns: list, rows: list) -> list:
@@ -276,6 +287,9 @@ def render_markdown(title: str, entries: list) -> str:
         lines += ["- %s" % note for note in entry["notes"]]
         for what, plot in entry["plots"]:
             lines += ["", "![%s of %s](%s)" % (what, row["host"], plot)]
+        if entry["samples"]:
+            lines += ["", "Sample prompts (greedy): the base model and the adapter", ""]
+            lines += _markdown_table(SAMPLE_COLUMNS, [_one_line(answer) for answer in entry["samples"]])
     return "\n".join(lines) + "\n"
 
 
@@ -295,6 +309,9 @@ def render_html(title: str, entries: list, results_dir: str) -> str:
         row = entry["row"]
         parts = ["<h2>%s</h2>" % esc(row["host"]), "<p>%s</p>" % esc(summary_line(row))]
         parts += ["<p>%s</p>" % esc(note) for note in entry["notes"]]
+        if entry["samples"]:
+            parts.append("<p>Sample prompts (greedy): the base model and the adapter</p>")
+            parts.append(_html_table(SAMPLE_COLUMNS, entry["samples"]))
         for what, plot in entry["plots"]:
             with open(os.path.join(results_dir, plot), "rb") as handle:
                 data = base64.b64encode(handle.read()).decode("ascii")

@@ -32,7 +32,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from . import devices, failures, measurements, progress, render, sizing, state
+from . import devices, failures, measurements, progress, render, samples, sizing, state
 from .modelshape import ModelShape, shape_for_job
 from .spec import SpecError
 from .trainer import Signals, find_cli, run_trainer
@@ -292,6 +292,39 @@ def refit_for_attention(prepared: Prepared, settings: dict) -> tuple[dict, str |
     return adjusted, None
 
 
+SAMPLES_TIMEOUT_S = 3600
+
+
+def answer_samples(prepared: Prepared, out=print) -> dict | None:
+    """Rank 0 answers the sample prompts when its answers are missing or stale; returns what the status records.
+
+    None: nothing to record (no prompts, another rank). A failure is recorded, not raised: the adapter is trained.
+    """
+    spec, run_dir = prepared.spec, prepared.run_dir
+    if not spec["sample_prompts"] or prepared.node_rank != 0:
+        return None
+    answered = {"state": "answered", "count": len(spec["sample_prompts"]), "file": samples.SAMPLES_FILE}
+    if not samples.pending(spec, run_dir, prepared.node_rank):
+        return answered
+    request_path, log_path = os.path.join(run_dir, samples.REQUEST_FILE), os.path.join(run_dir, "samples.log")
+    state.write_json_atomic(request_path, samples.request(spec, run_dir))
+    out(f"answering {len(spec['sample_prompts'])} sample prompt(s) with the base model, then with the adapter")
+    argv = [sys.executable, "-m", "radeonlab_lora.samples", request_path, os.path.join(run_dir, samples.SAMPLES_FILE)]
+    with open(log_path, "w", encoding="utf-8") as log:
+        try:
+            returncode = subprocess.run(argv, env=devices.child_env(trainer_env(spec)), stdin=subprocess.DEVNULL, stdout=log,
+                                        stderr=subprocess.STDOUT, timeout=SAMPLES_TIMEOUT_S, check=False).returncode
+        except subprocess.TimeoutExpired:
+            returncode = None
+    if returncode == 0 and not samples.pending(spec, run_dir, prepared.node_rank):
+        return answered
+    with open(log_path, encoding="utf-8", errors="replace") as log:
+        tail = log.read()[-2000:]
+    why = f"timed out after {SAMPLES_TIMEOUT_S} s" if returncode is None else f"exited {returncode}"
+    out(f"sample answers failed ({why}); the adapter is trained. Log: {log_path}\n{tail}")
+    return {"state": "failed", "message": f"generating the sample answers {why} (samples.log)", "file": None}
+
+
 # ---------------------------------------------------------------------------------------------
 class Job:
     """One ``run`` invocation: holds the status dict and writes it to the run dir and the job root."""
@@ -351,6 +384,12 @@ class Job:
             self.status.update(tokens_per_second=rate, tokens_per_second_basis=basis)
         self.save()
         self.out(f"{state_name}: {message}")
+
+    def answer_samples(self) -> None:
+        record = answer_samples(self.p, self.out)
+        if record is not None:
+            self.status["samples"] = record
+            self.save()
 
     def recover_stale(self) -> dict | None:
         """A ``running`` status with the lock free: the runner died. Returns the settings to continue with."""
@@ -428,6 +467,10 @@ def _succeeded(run_dir: str) -> bool:
 def _run_locked(prepared: Prepared, lock: state.JobLock, signals: Signals, out) -> int:
     if state.is_done(prepared.run_dir, prepared.config_hash):
         status = state.read_json(os.path.join(prepared.run_dir, state.STATUS_FILE))
+        record = answer_samples(prepared, out)  # new prompts are answered without training again
+        if record is not None and record != status.get("samples"):
+            status["samples"] = record
+            state.write_json_atomic(os.path.join(prepared.run_dir, state.STATUS_FILE), status)
         state.write_json_atomic(os.path.join(prepared.root, state.STATUS_FILE), status)
         out(f"already done: config {prepared.config_hash[:12]} succeeded, adapter in {prepared.output_dir}")
         return EXIT_OK
@@ -436,6 +479,7 @@ def _run_locked(prepared: Prepared, lock: state.JobLock, signals: Signals, out) 
     continued = job.recover_stale()
     if state.training_completed(prepared.output_dir, prepared.node_rank):
         job.finish("succeeded", "training had completed before the runner could record it")
+        job.answer_samples()
         return EXIT_OK
 
     write_run_files(prepared)
@@ -500,6 +544,7 @@ def _run_locked(prepared: Prepared, lock: state.JobLock, signals: Signals, out) 
         if returncode == 0 and state.training_completed(prepared.output_dir, prepared.node_rank):
             record["outcome"] = "succeeded"
             job.finish("succeeded", f"trained in {len(session) + 1} attempt(s) this run; adapter in {prepared.output_dir}")
+            job.answer_samples()
             return EXIT_OK
         if returncode == 0:
             tail += "\nllamafactory-cli exited 0 without writing the adapter files\n"

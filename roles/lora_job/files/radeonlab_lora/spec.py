@@ -17,6 +17,8 @@ Example (every key but model, template, dataset and output_dir is optional)::
       "lora": {"rank": 8, "alpha": 16, "target": "all", "dropout": 0.0},
       "cutoff_len": 1024, "num_train_epochs": 3, "learning_rate": 1e-4, "max_samples": 1000,
       "val_size": 0.05,                            # held out for eval loss: a fraction in [0, 1) or a count (LLaMA-Factory val_size)
+      "sample_prompts": ["Say hi"],                # answered after training by the base model and by the adapter (greedy)
+      "sample_max_new_tokens": 64,
       "output_dir": "/var/lib/radeonlab/lora/tiny-alpaca",
       "logging_steps": 10, "save_steps": 100, "seed": 42,
       "effective_batch_size": 8,                   # per_device batch x accumulation target
@@ -61,6 +63,8 @@ DEFAULTS: dict = {
     "learning_rate": 1.0e-4,
     "max_samples": None,
     "val_size": 0.0,
+    "sample_prompts": [],
+    "sample_max_new_tokens": 64,
     "logging_steps": 10,
     "save_steps": 100,
     "save_total_limit": 2,
@@ -162,7 +166,10 @@ def normalize(raw: dict) -> dict:
     if not isinstance(lora.get("target"), str) or not lora["target"]:
         problems.append("lora.target must be 'all' or module names")
 
-    for key in ("cutoff_len", "logging_steps", "save_steps", "effective_batch_size", "save_total_limit"):
+    prompts = spec["sample_prompts"]
+    if not isinstance(prompts, list) or not all(isinstance(prompt, str) and prompt.strip() for prompt in prompts):
+        problems.append(f"sample_prompts must be a list of non-empty strings, got {prompts!r}")
+    for key in ("cutoff_len", "logging_steps", "save_steps", "effective_batch_size", "save_total_limit", "sample_max_new_tokens"):
         _positive_int(spec, key, problems)
     _positive_int(spec, "max_samples", problems, allow_none=True)
     for key in ("num_train_epochs", "learning_rate"):
