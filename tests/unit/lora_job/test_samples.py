@@ -52,6 +52,21 @@ def test_a_trained_job_answers_its_prompts_with_the_base_model_and_the_adapter(t
     assert [bool(chat.get("adapter_name_or_path")) for chat in chats(fake_cli)] == [False, True]
 
 
+def test_the_job_counts_as_running_until_its_prompts_are_answered(tiny_job, fake_cli, monkeypatch):
+    """The play follows a job until its status says succeeded, then fetches samples.json: answers come first."""
+    seen = []
+    real = runner.answer_samples
+
+    def spy(prepared, out=print):
+        seen.append(state.read_json(os.path.join(prepared.run_dir, "status.json"))["state"])
+        return real(prepared, out)
+
+    monkeypatch.setattr(runner, "answer_samples", spy)
+    assert run({**tiny_job, "sample_prompts": PROMPTS}) == runner.EXIT_OK
+    assert seen == ["running"]
+    assert state.read_json(os.path.join(tiny_job["output_dir"], "status.json"))["state"] == "succeeded"
+
+
 def test_a_rerun_answers_nothing_and_new_prompts_are_answered_without_training_again(tiny_job, fake_cli):
     job = {**tiny_job, "sample_prompts": PROMPTS}
     assert run(job) == runner.EXIT_OK
@@ -61,7 +76,8 @@ def test_a_rerun_answers_nothing_and_new_prompts_are_answered_without_training_a
     lines = []
     assert run(newer, lines) == runner.EXIT_OK
     assert len(read_calls(fake_cli)) == 1 and len(chats(fake_cli)) == 4, "answered again, not trained again"
-    assert lines[-1].startswith("already done")
+    assert lines[-1].startswith("succeeded: answered the sample prompts; trained earlier")
+    assert run(newer, lines) == runner.EXIT_OK and lines[-1].startswith("already done")
     answers = state.read_json(os.path.join(run_dir(job), samples.SAMPLES_FILE))["samples"]
     assert [answer["prompt"] for answer in answers] == ["Count to three."]
 

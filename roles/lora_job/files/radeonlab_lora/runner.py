@@ -386,10 +386,13 @@ class Job:
         self.out(f"{state_name}: {message}")
 
     def answer_samples(self) -> None:
+        """Before the job is recorded as succeeded: the play follows it until then, and fetches the answers after."""
+        if samples.pending(self.p.spec, self.p.run_dir, self.p.node_rank):
+            self.status.update(state="running", pid=os.getpid(), message="trained; answering the sample prompts")
+            self.save()
         record = answer_samples(self.p, self.out)
         if record is not None:
             self.status["samples"] = record
-            self.save()
 
     def recover_stale(self) -> dict | None:
         """A ``running`` status with the lock free: the runner died. Returns the settings to continue with."""
@@ -465,12 +468,13 @@ def _succeeded(run_dir: str) -> bool:
 
 
 def _run_locked(prepared: Prepared, lock: state.JobLock, signals: Signals, out) -> int:
+    if state.is_done(prepared.run_dir, prepared.config_hash) and samples.pending(prepared.spec, prepared.run_dir, prepared.node_rank):
+        job = Job(prepared, out)  # new prompts are answered without training again
+        job.answer_samples()
+        job.finish("succeeded", f"answered the sample prompts; trained earlier, adapter in {prepared.output_dir}")
+        return EXIT_OK
     if state.is_done(prepared.run_dir, prepared.config_hash):
         status = state.read_json(os.path.join(prepared.run_dir, state.STATUS_FILE))
-        record = answer_samples(prepared, out)  # new prompts are answered without training again
-        if record is not None and record != status.get("samples"):
-            status["samples"] = record
-            state.write_json_atomic(os.path.join(prepared.run_dir, state.STATUS_FILE), status)
         state.write_json_atomic(os.path.join(prepared.root, state.STATUS_FILE), status)
         out(f"already done: config {prepared.config_hash[:12]} succeeded, adapter in {prepared.output_dir}")
         return EXIT_OK
@@ -478,8 +482,8 @@ def _run_locked(prepared: Prepared, lock: state.JobLock, signals: Signals, out) 
     job = Job(prepared, out)
     continued = job.recover_stale()
     if state.training_completed(prepared.output_dir, prepared.node_rank):
-        job.finish("succeeded", "training had completed before the runner could record it")
         job.answer_samples()
+        job.finish("succeeded", "training had completed before the runner could record it")
         return EXIT_OK
 
     write_run_files(prepared)
@@ -543,8 +547,8 @@ def _run_locked(prepared: Prepared, lock: state.JobLock, signals: Signals, out) 
 
         if returncode == 0 and state.training_completed(prepared.output_dir, prepared.node_rank):
             record["outcome"] = "succeeded"
-            job.finish("succeeded", f"trained in {len(session) + 1} attempt(s) this run; adapter in {prepared.output_dir}")
             job.answer_samples()
+            job.finish("succeeded", f"trained in {len(session) + 1} attempt(s) this run; adapter in {prepared.output_dir}")
             return EXIT_OK
         if returncode == 0:
             tail += "\nllamafactory-cli exited 0 without writing the adapter files\n"
