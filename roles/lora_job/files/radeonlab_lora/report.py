@@ -266,14 +266,14 @@ def hosts(results_dir: str, not_finished=()) -> list:
     return sorted(found | set(not_finished))
 
 
-def _one_line(answer: dict) -> dict:
-    """A Markdown table cell holds one line: newlines shown as the two characters \\n."""
-    return {key: str(value).replace("\n", "\\n") for key, value in answer.items()}
+def _markdown_cell(value) -> str:
+    """One line of a Markdown table cell: a pipe escaped, a newline shown as the two characters \\n."""
+    return str(value).replace("|", "\\|").replace("\n", "\\n")
 
 
 def _markdown_table(columns: list, rows: list) -> list:
     lines = ["| %s |" % " | ".join(label for _key, label in columns), "|%s" % ("---|" * len(columns))]
-    return lines + ["| %s |" % " | ".join(str(row[key]).replace("|", "\\|") for key, _label in columns) for row in rows]
+    return lines + ["| %s |" % " | ".join(_markdown_cell(row[key]) for key, _label in columns) for row in rows]
 
 
 def render_markdown(title: str, entries: list) -> str:
@@ -289,7 +289,7 @@ def render_markdown(title: str, entries: list) -> str:
             lines += ["", "![%s of %s](%s)" % (what, row["host"], plot)]
         if entry["samples"]:
             lines += ["", "Sample prompts (greedy): the base model and the adapter", ""]
-            lines += _markdown_table(SAMPLE_COLUMNS, [_one_line(answer) for answer in entry["samples"]])
+            lines += _markdown_table(SAMPLE_COLUMNS, entry["samples"])
     return "\n".join(lines) + "\n"
 
 
@@ -309,13 +309,13 @@ def render_html(title: str, entries: list, results_dir: str) -> str:
         row = entry["row"]
         parts = ["<h2>%s</h2>" % esc(row["host"]), "<p>%s</p>" % esc(summary_line(row))]
         parts += ["<p>%s</p>" % esc(note) for note in entry["notes"]]
-        if entry["samples"]:
-            parts.append("<p>Sample prompts (greedy): the base model and the adapter</p>")
-            parts.append(_html_table(SAMPLE_COLUMNS, entry["samples"]))
         for what, plot in entry["plots"]:
             with open(os.path.join(results_dir, plot), "rb") as handle:
                 data = base64.b64encode(handle.read()).decode("ascii")
             parts.append('<img alt="%s of %s" src="data:image/png;base64,%s">' % (esc(what), esc(row["host"]), data))
+        if entry["samples"]:
+            parts.append("<p>Sample prompts (greedy): the base model and the adapter</p>")
+            parts.append(_html_table(SAMPLE_COLUMNS, entry["samples"]))
         sections.append("\n".join(parts))
     return (
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>%s</title>\n"

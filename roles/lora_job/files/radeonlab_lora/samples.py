@@ -18,6 +18,7 @@ import json
 import os
 import sys
 
+from .render import canonical_json
 from .state import output_dir_for, read_json, write_json_atomic
 
 SAMPLES_FILE = "samples.json"
@@ -34,7 +35,7 @@ def request(spec: dict, run_dir: str) -> dict:
 
 
 def key(req: dict) -> str:
-    return hashlib.sha256(json.dumps(req, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()
+    return hashlib.sha256(canonical_json(req).encode("utf-8")).hexdigest()
 
 
 def pending(spec: dict, run_dir: str, node_rank: int = 0) -> bool:
