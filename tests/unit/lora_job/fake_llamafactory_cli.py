@@ -46,9 +46,25 @@ def read_config(path):
     return config
 
 
+def export(config):
+    """As ``llamafactory-cli export``: the merged model's files in export_dir (FAKE_LF_FAIL_EXPORT: a failure)."""
+    with open(os.path.join(os.environ["FAKE_LF_STATE"], "exports.jsonl"), "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(config) + "\n")
+    if os.environ.get("FAKE_LF_FAIL_EXPORT"):
+        print("RuntimeError: fake export failed", file=sys.stderr)
+        return 1
+    os.makedirs(config["export_dir"], exist_ok=True)
+    for name, text in (("model.safetensors", "weights"), ("config.json", "{}"), ("tokenizer.json", "{}")):
+        with open(os.path.join(config["export_dir"], name), "w", encoding="utf-8") as handle:
+            handle.write(text)
+    return 0
+
+
 def main():
-    assert sys.argv[1] == "train", sys.argv
+    assert sys.argv[1] in ("train", "export"), sys.argv
     config = read_config(sys.argv[2])
+    if sys.argv[1] == "export":
+        return export(config)
     state_dir = os.environ["FAKE_LF_STATE"]
     with open(os.path.join(state_dir, "calls.jsonl"), "a", encoding="utf-8") as handle:
         handle.write(json.dumps({"config": config, "pid": os.getpid(), "env_secret": os.environ.get("FAKE_SECRET"),

@@ -76,7 +76,7 @@ def test_a_rerun_answers_nothing_and_new_prompts_are_answered_without_training_a
     lines = []
     assert run(newer, lines) == runner.EXIT_OK
     assert len(read_calls(fake_cli)) == 1 and len(chats(fake_cli)) == 4, "answered again, not trained again"
-    assert lines[-1].startswith("succeeded: answered the sample prompts; trained earlier")
+    assert lines[-1].startswith("succeeded: after-training steps done; trained earlier")
     assert run(newer, lines) == runner.EXIT_OK and lines[-1].startswith("already done")
     answers = state.read_json(os.path.join(run_dir(job), samples.SAMPLES_FILE))["samples"]
     assert [answer["prompt"] for answer in answers] == ["Count to three."]

@@ -37,7 +37,7 @@ import subprocess
 import sys
 import time
 
-from . import devices, progress, render, runner, samples, sizing, spec as jobspec, state
+from . import devices, export, progress, render, runner, sizing, spec as jobspec, state
 from .modelshape import ModelShapeError, shape_for_job
 
 
@@ -168,10 +168,18 @@ def cmd_check(args, spec: dict) -> int:
                      "plan": refused.plan.as_dict()})
         print(refused.plan.message, file=sys.stderr)
         return runner.EXIT_REFUSED
+    if export.pending(prepared.spec, prepared.run_dir, prepared.config_hash, prepared.node_rank):
+        refusal = export.refusal(prepared.spec, prepared.run_dir, prepared.shape.params)
+        if refusal:  # before anything trains: the merged model would not fit the disk
+            _print_json({"refused": True, "refusal": "disk", "done": False, "device": prepared.device_info, "message": refusal,
+                         "plan": prepared.plan.as_dict()})
+            print(refusal, file=sys.stderr)
+            return runner.EXIT_REFUSED
     _print_json({
         "refused": False,
-        # done: trained, and (rank 0) the sample prompts answered; new prompts start the unit, which trains nothing
-        "done": state.is_done(prepared.run_dir, prepared.config_hash) and not samples.pending(prepared.spec, prepared.run_dir, prepared.node_rank),
+        # done: trained, and (rank 0) the sample prompts answered and the export written; a new prompt or export starts the
+        # unit, which trains nothing
+        "done": state.is_done(prepared.run_dir, prepared.config_hash) and not runner.after_training_owed(prepared),
         "config_hash": prepared.config_hash,
         "run_dir": prepared.run_dir,
         "output_dir": prepared.output_dir,

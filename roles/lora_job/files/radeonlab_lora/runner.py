@@ -27,12 +27,13 @@ Exit codes: 0 succeeded or already done, 1 training failed, 2 refused (memory or
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 
-from . import devices, failures, measurements, progress, render, samples, sizing, state
+from . import devices, export, failures, measurements, progress, render, samples, sizing, state
 from .modelshape import ModelShape, shape_for_job
 from .spec import SpecError
 from .trainer import Signals, find_cli, run_trainer
@@ -295,6 +296,11 @@ def refit_for_attention(prepared: Prepared, settings: dict) -> tuple[dict, str |
 SAMPLES_TIMEOUT_S = 3600
 
 
+def after_training_owed(prepared: Prepared) -> bool:
+    return samples.pending(prepared.spec, prepared.run_dir, prepared.node_rank) or export.pending(
+        prepared.spec, prepared.run_dir, prepared.config_hash, prepared.node_rank)
+
+
 def answer_samples(prepared: Prepared, out=print) -> dict | None:
     """Rank 0 answers the sample prompts when its answers are missing or stale; returns what the status records.
 
@@ -323,6 +329,45 @@ def answer_samples(prepared: Prepared, out=print) -> dict | None:
     why = f"timed out after {SAMPLES_TIMEOUT_S} s" if returncode is None else f"exited {returncode}"
     out(f"sample answers failed ({why}); the adapter is trained. Log: {log_path}\n{tail}")
     return {"state": "failed", "message": f"generating the sample answers {why} (samples.log)", "file": None}
+
+
+EXPORT_TIMEOUT_S = 4 * 3600
+
+
+def export_merged(prepared: Prepared, out=print) -> dict | None:
+    """Rank 0 writes the merged model (``export: merged``) when it is missing or stale; returns what the status records."""
+    spec, run_dir = prepared.spec, prepared.run_dir
+    if not export.wanted(spec, prepared.node_rank):
+        return None
+    where = export.export_dir(run_dir)
+    if not export.pending(spec, run_dir, prepared.config_hash, prepared.node_rank):
+        done = state.read_json(os.path.join(where, export.MARKER)) or {}
+        return {"state": "merged", "dir": where, "bytes": done.get("bytes"), "files": done.get("files")}
+    refusal = export.refusal(spec, run_dir, prepared.shape.params)
+    if refusal:
+        out(refusal)
+        return {"state": "failed", "message": refusal, "dir": None}
+    env = launch_env(prepared, devices.child_env(trainer_env(spec)))
+    cli = find_cli(spec["llamafactory_cli"], env)
+    if cli is None:
+        return {"state": "failed", "message": f"{spec['llamafactory_cli']} not found for the export", "dir": None}
+    if os.path.isdir(where):
+        shutil.rmtree(where)  # a stale or half-written export: its marker is written last
+    config_path, log_path = os.path.join(run_dir, export.CONFIG_FILE), os.path.join(run_dir, "export.log")
+    state.write_text_if_changed(config_path, render.to_yaml(export.config(spec, run_dir), "llamafactory-cli export: the merged model"))
+    out(f"merging the adapter into the base model: {where}")
+    with open(log_path, "w", encoding="utf-8") as log:
+        try:
+            returncode = subprocess.run([cli, "export", config_path], env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                        timeout=EXPORT_TIMEOUT_S, check=False).returncode
+        except subprocess.TimeoutExpired:
+            returncode = None
+    if returncode == 0 and os.path.isdir(where) and any(name.endswith(".safetensors") for name in os.listdir(where)):
+        done = export.mark_done(spec, run_dir, prepared.config_hash)
+        return {"state": "merged", "dir": where, "bytes": done["bytes"], "files": done["files"]}
+    why = f"timed out after {EXPORT_TIMEOUT_S} s" if returncode is None else f"exited {returncode}"
+    out(f"the export {why}; the adapter is trained. Log: {log_path}")
+    return {"state": "failed", "message": f"llamafactory-cli export {why} (export.log)", "dir": None}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -385,14 +430,19 @@ class Job:
         self.save()
         self.out(f"{state_name}: {message}")
 
-    def answer_samples(self) -> None:
-        """Before the job is recorded as succeeded: the play follows it until then, and fetches the answers after."""
-        if samples.pending(self.p.spec, self.p.run_dir, self.p.node_rank):
-            self.status.update(state="running", pid=os.getpid(), message="trained; answering the sample prompts")
-            self.save()
-        record = answer_samples(self.p, self.out)
-        if record is not None:
-            self.status["samples"] = record
+    def after_training(self) -> None:
+        """Sample answers, then the merged model, before the job is recorded as succeeded: the play follows it until
+        then, and fetches their files after."""
+        p = self.p
+        for key, owed, step, doing in (
+                ("samples", samples.pending(p.spec, p.run_dir, p.node_rank), answer_samples, "answering the sample prompts"),
+                ("export", export.pending(p.spec, p.run_dir, p.config_hash, p.node_rank), export_merged, "merging the adapter into the model")):
+            if owed:
+                self.status.update(state="running", pid=os.getpid(), message=f"trained; {doing}")
+                self.save()
+            record = step(p, self.out)
+            if record is not None:
+                self.status[key] = record
 
     def recover_stale(self) -> dict | None:
         """A ``running`` status with the lock free: the runner died. Returns the settings to continue with."""
@@ -468,10 +518,10 @@ def _succeeded(run_dir: str) -> bool:
 
 
 def _run_locked(prepared: Prepared, lock: state.JobLock, signals: Signals, out) -> int:
-    if state.is_done(prepared.run_dir, prepared.config_hash) and samples.pending(prepared.spec, prepared.run_dir, prepared.node_rank):
-        job = Job(prepared, out)  # new prompts are answered without training again
-        job.answer_samples()
-        job.finish("succeeded", f"answered the sample prompts; trained earlier, adapter in {prepared.output_dir}")
+    if state.is_done(prepared.run_dir, prepared.config_hash) and after_training_owed(prepared):
+        job = Job(prepared, out)  # new prompts, or an export asked for later: done without training again
+        job.after_training()
+        job.finish("succeeded", f"after-training steps done; trained earlier, adapter in {prepared.output_dir}")
         return EXIT_OK
     if state.is_done(prepared.run_dir, prepared.config_hash):
         status = state.read_json(os.path.join(prepared.run_dir, state.STATUS_FILE))
@@ -482,7 +532,7 @@ def _run_locked(prepared: Prepared, lock: state.JobLock, signals: Signals, out) 
     job = Job(prepared, out)
     continued = job.recover_stale()
     if state.training_completed(prepared.output_dir, prepared.node_rank):
-        job.answer_samples()
+        job.after_training()
         job.finish("succeeded", "training had completed before the runner could record it")
         return EXIT_OK
 
@@ -547,7 +597,7 @@ def _run_locked(prepared: Prepared, lock: state.JobLock, signals: Signals, out) 
 
         if returncode == 0 and state.training_completed(prepared.output_dir, prepared.node_rank):
             record["outcome"] = "succeeded"
-            job.answer_samples()
+            job.after_training()
             job.finish("succeeded", f"trained in {len(session) + 1} attempt(s) this run; adapter in {prepared.output_dir}")
             return EXIT_OK
         if returncode == 0:

@@ -19,6 +19,7 @@ Example (every key but model, template, dataset and output_dir is optional)::
       "val_size": 0.05,                            # held out for eval loss: a fraction in [0, 1) or a count (LLaMA-Factory val_size)
       "sample_prompts": ["Say hi"],                # answered after training by the base model and by the adapter (greedy)
       "sample_max_new_tokens": 64,
+      "export": "adapter",                         # or merged: the base model with the adapter folded in (<run dir>/merged)
       "output_dir": "/var/lib/radeonlab/lora/tiny-alpaca",
       "logging_steps": 10, "save_steps": 100, "seed": 42,
       "effective_batch_size": 8,                   # per_device batch x accumulation target
@@ -48,6 +49,7 @@ import re
 ATTENTION_CHOICES = ("auto", "disabled", "sdpa", "fa2")
 SDPA_KERNEL_CHOICES = ("flash", "math")
 DEVICE_CHOICES = ("auto", "gpu", "cpu")
+EXPORT_CHOICES = ("adapter", "merged")  # merged: llamafactory-cli export folds the adapter into the base model
 DATASET_SOURCES = ("file", "hf_hub_url", "ms_hub_url")
 DATASET_FORMATS = ("alpaca", "sharegpt")  # LLaMA-Factory's dataset_info "formatting"
 MODEL_REVISION = re.compile(r"^([0-9a-f]{40}|[A-Za-z0-9][A-Za-z0-9._-]{0,127})$")  # a commit or a tag
@@ -65,6 +67,7 @@ DEFAULTS: dict = {
     "val_size": 0.0,
     "sample_prompts": [],
     "sample_max_new_tokens": 64,
+    "export": "adapter",
     "logging_steps": 10,
     "save_steps": 100,
     "save_total_limit": 2,
@@ -133,6 +136,8 @@ def normalize(raw: dict) -> dict:
         problems.append(f"sdpa_kernel must be one of {list(SDPA_KERNEL_CHOICES)}, got {spec['sdpa_kernel']!r}")
     if spec["device"] not in DEVICE_CHOICES:
         problems.append(f"device must be one of {list(DEVICE_CHOICES)}, got {spec['device']!r}")
+    if spec["export"] not in EXPORT_CHOICES:
+        problems.append(f"export must be one of {list(EXPORT_CHOICES)}, got {spec['export']!r}")
     if not isinstance(spec["torch_without_hip"], bool):
         problems.append(f"torch_without_hip must be true or false, got {spec['torch_without_hip']!r}")
 
