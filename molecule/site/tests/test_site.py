@@ -324,11 +324,13 @@ SECRETS = {
     "WebUI password": PLANTED["llamafactory_webui_auth_password"],
     "index URL password": urllib.parse.urlsplit(PLANTED["llamafactory_wheelhouse_url"]).password,
     "proxy URL password": urllib.parse.urlsplit(PLANTED["llamafactory_webui_extra_environment"]["HTTPS_PROXY"]).password,
+    "API key": PLANTED["lora_job_serve_api_key"],
 }
 LORA_ENV = "/etc/radeonlab/lora-tiny-alpaca.env"
 WEBUI_ENV = "/etc/llamafactory/webui-auth.env"
+API_ENV = "/etc/radeonlab/lora-api-tiny-alpaca.env"
 # The only places a secret may be: root-only environment files systemd reads.
-ALLOWED = {LORA_ENV: {"HF token"}, WEBUI_ENV: {"WebUI password", "proxy URL password"}}
+ALLOWED = {LORA_ENV: {"HF token"}, WEBUI_ENV: {"WebUI password", "proxy URL password"}, API_ENV: {"API key"}}
 HOST_TREES = ["/etc", "/run", "/var/lib/radeonlab", "/var/lib/llamafactory", "/opt/radeonlab", "/usr/local/lib/radeonlab",
               "/home", "/root", "/tmp", "/var/tmp", "/var/log"]
 

@@ -24,7 +24,7 @@ import pytest
 from safetensors.numpy import load_file
 
 from test_site import EPHEMERAL, FIRST_HOST, PROJECT, REBOOT_DUE
-from test_site_faults import MAX_SAMPLES, NO_SAMPLE_PROMPTS, SAVE_STEPS, STEPS_PER_EPOCH, _checkpoints, _finish, _on, _play, _status
+from test_site_faults import AFTER_TRAINING_OFF, MAX_SAMPLES, SAVE_STEPS, STEPS_PER_EPOCH, _checkpoints, _finish, _on, _play, _status
 
 RANK0, RANK1 = FIRST_HOST, REBOOT_DUE
 WHEELHOUSE_PORT = 8784
@@ -62,7 +62,7 @@ def _results(name):
 def _args(name, epochs, hosts, distributed):
     return ["--limit", ",".join(hosts), "-e", "pytorch_rocm_wheelhouse_port=%d" % WHEELHOUSE_PORT, "--tags", "lora_job",
             "-e", "radeonlab_torch_without_hip=true", "-e", "lora_job_name=" + name, "-e", "lora_job_num_train_epochs=%d" % epochs,
-            "-e", "lora_job_save_steps=%d" % SAVE_STEPS, "-e", "lora_job_max_samples=%d" % MAX_SAMPLES, "-e", NO_SAMPLE_PROMPTS,
+            "-e", "lora_job_save_steps=%d" % SAVE_STEPS, "-e", "lora_job_max_samples=%d" % MAX_SAMPLES, "-e", AFTER_TRAINING_OFF,
             "-e", "lora_job_poll_interval=2", "-e", "lora_job_results_dir=" + _results(name),
             "-e", "lora_job_distributed=%s" % str(distributed).lower(), "-e", "lora_job_master_port=%d" % MASTER_PORT] + (
             # rank 0 named: the play's first host follows the inventory's order, which molecule writes as it likes

@@ -33,7 +33,8 @@ ROWS = []
 MAX_SAMPLES = 68
 STEPS_PER_EPOCH = 8
 SAVE_STEPS = 4
-NO_SAMPLE_PROMPTS = '{"lora_job_sample_prompts": []}'  # the fault jobs are about training; the site's job answers the prompts
+# The fault jobs are about training: the site's own job answers the prompts, merges and serves (its API port is taken).
+AFTER_TRAINING_OFF = '{"lora_job_sample_prompts": [], "lora_job_export": "adapter", "lora_job_serve": false}'
 # fault: (host, port of the wheelhouse its plays serve)
 AT = {"killed": ("site-navi22", 8781), "restart": ("site-navi21igpu", 8782), "boot": (FIRST_HOST, 8783)}
 
@@ -44,7 +45,7 @@ def _job_args(fault, name, epochs, *extra):
     return ["--limit", host_name, "-e", "pytorch_rocm_wheelhouse_port=%d" % port,
             "--tags", "lora_job", "-e", "radeonlab_torch_without_hip=true", "-e", "lora_job_name=" + name,
             "-e", "lora_job_num_train_epochs=%d" % epochs, "-e", "lora_job_save_steps=%d" % SAVE_STEPS,
-            "-e", "lora_job_max_samples=%d" % MAX_SAMPLES, "-e", NO_SAMPLE_PROMPTS,
+            "-e", "lora_job_max_samples=%d" % MAX_SAMPLES, "-e", AFTER_TRAINING_OFF,
             "-e", "lora_job_poll_interval=2", "-e", "lora_job_results_dir=" + results] + list(extra)
 
 

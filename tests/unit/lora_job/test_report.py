@@ -153,3 +153,30 @@ def test_eval_loss_column_and_the_eval_plot_when_samples_were_held_out(tmp_path)
     assert "![loss of navi31](navi31/training_loss.png)" in markdown and "![eval loss of navi31](navi31/training_eval_loss.png)" in markdown
     page = (tmp_path / "report.html").read_text()
     assert page.count("data:image/png;base64,") == 2 and 'alt="eval loss of navi31"' in page
+
+
+@pytest.mark.parametrize("info, status, expected", [
+    ({"serve": {"state": "serving", "url": "http://127.0.0.1:8001/v1", "model": "tiny", "api_key": True, "prompt": "Say hello.",
+                "reply": "hi | there"}}, {},
+     ['API: http://127.0.0.1:8001/v1, model tiny, API key required; asked "Say hello.", it answered "hi | there"']),
+    ({"serve": {"state": "serving", "url": "http://127.0.0.1:8000/v1", "model": "j", "api_key": False, "prompt": "p", "reply": ""}}, {},
+     ['API: http://127.0.0.1:8000/v1, model j, no key (loopback); asked "p", it answered ""']),
+    ({"serve": {"state": "failed", "message": "the API at x did not answer"}}, {}, ["API: the API at x did not answer"]),
+    ({"serve": {"state": "not started: the job did not succeed"}}, {}, ["API: not started: the job did not succeed"]),
+    ({"serve": {"state": "not served"}}, {}, []),
+    ({}, {"export": {"state": "merged", "dir": "/j/runs/abc/merged", "files": ["config.json", "model.safetensors"], "bytes": 3 << 29}},
+     ["merged model: /j/runs/abc/merged (2 files, 1.50 GiB)"]),
+    ({}, {"export": {"state": "failed", "message": "llamafactory-cli export exited 1 (export.log)"}},
+     ["export: llamafactory-cli export exited 1 (export.log)"]),
+])
+def test_the_host_section_names_the_merged_model_and_the_api(info, status, expected):
+    assert report.host_notes(info, status) == expected
+
+
+def test_the_api_line_reaches_both_pages(tmp_path):
+    info = {"serve": {"state": "serving", "url": "http://127.0.0.1:8001/v1", "model": "tiny", "api_key": False, "prompt": "Say hello.",
+                      "reply": "<b>x</b>"}}
+    _host(tmp_path, "h1", info, {"state": "succeeded"})
+    report.write_report(str(tmp_path))
+    assert 'it answered "<b>x</b>"' in (tmp_path / "report.md").read_text()
+    assert "it answered &quot;&lt;b&gt;x&lt;/b&gt;&quot;" in (tmp_path / "report.html").read_text()

@@ -1,7 +1,7 @@
 # Copyright: radeonlab.llm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""``python -m radeonlab_lora render|plan|run|status|check``.
+"""``python -m radeonlab_lora render|plan|run|status|check|api-config``.
 
 GPU facts (``--gpu-facts facts.json``, else the job's ``gpu`` object, else a sysfs probe): a JSON object
 with a ``gpus`` list of the *visible* GPUs (rocm_facts style: node, index, name (gfx), marketing_name,
@@ -19,6 +19,9 @@ optionally ``reserve_gib``, ``ram_kb`` and ``bitsandbytes_ok``. A facts object t
                                  ``check`` named): that config's own status, not the last run's. ``--wait``: poll
                                  once a second for up to S seconds until the verdict is not ``running``. ``--unit``:
                                  the systemd unit that runs the job (an active unit is a live job)
+- ``api-config --job J --run-dir D``
+                                 the ``llamafactory-cli api`` config serving run D's adapter with the job's base model
+                                 (JSON; the play writes it for the API service); nothing is probed
 - ``check --job J``              read-only: device decision, config hash, plan and whether this exact config
                                  already succeeded (what the Ansible role decides "train or skip" from); exit 2
                                  when refused (``refusal``: ``device`` or ``memory``)
@@ -37,7 +40,7 @@ import subprocess
 import sys
 import time
 
-from . import devices, export, progress, render, runner, sizing, spec as jobspec, state
+from . import devices, export, inference, progress, render, runner, sizing, spec as jobspec, state
 from .modelshape import ModelShapeError, shape_for_job
 
 
@@ -155,6 +158,13 @@ def cmd_status(args, spec: dict) -> int:
     return 0
 
 
+def cmd_api_config(args, spec: dict) -> int:
+    if not args.run_dir:
+        raise jobspec.SpecError("api-config needs --run-dir (a run directory of this job, from check)")
+    _print_json(inference.api_config(spec, _status_dir(args, spec["output_dir"])))
+    return 0
+
+
 def cmd_check(args, spec: dict) -> int:
     try:
         prepared = _prepare(args, spec)
@@ -212,7 +222,7 @@ def _version(distribution: str) -> str | None:
         return None
 
 
-COMMANDS = {"plan": cmd_plan, "render": cmd_render, "run": cmd_run, "status": cmd_status, "check": cmd_check}
+COMMANDS = {"plan": cmd_plan, "render": cmd_render, "run": cmd_run, "status": cmd_status, "check": cmd_check, "api-config": cmd_api_config}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -221,12 +231,13 @@ def build_parser() -> argparse.ArgumentParser:
     for name in COMMANDS:
         command = sub.add_parser(name)
         command.add_argument("--job", required=True, help="job spec (JSON)")
+        if name in ("status", "api-config"):
+            command.add_argument("--run-dir", help="a run directory of this job (from check): that config's own status or adapter")
         if name == "status":
-            command.add_argument("--run-dir", help="a run directory of this job (from check): that config's own status")
             command.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
                                  help="poll once a second for up to SECONDS until the job succeeded, failed or died")
             command.add_argument("--unit", help="the systemd unit running the job: while it is active the job counts as running")
-        else:
+        elif name != "api-config":
             command.add_argument("--gpu-facts", help="GPU facts (JSON); default: the job's 'gpu' object, else a sysfs probe")
         if name == "render":
             command.add_argument("--out", required=True, help="directory for train.yaml, data/dataset_info.json, plan.json")

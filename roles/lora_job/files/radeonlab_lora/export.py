@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 
+from .inference import model_args
 from .state import output_dir_for, read_json, write_json_atomic
 
 EXPORT_SUBDIR = "merged"
@@ -34,12 +35,8 @@ def export_dir(run_dir: str) -> str:
 
 def config(spec: dict, run_dir: str) -> dict:
     """The ``llamafactory-cli export`` arguments (LLaMA-Factory's merge example), on the CPU: no GPU memory needed."""
-    cfg = {"model_name_or_path": spec["model"], "adapter_name_or_path": output_dir_for(run_dir), "template": spec["template"],
-           "finetuning_type": "lora", "trust_remote_code": bool(spec["trust_remote_code"]), "export_dir": export_dir(run_dir),
-           "export_size": SHARD_GB, "export_device": "cpu", "export_legacy_format": False}
-    if spec.get("model_revision"):
-        cfg["model_revision"] = spec["model_revision"]
-    return cfg
+    return {**model_args(spec, output_dir_for(run_dir)), "export_dir": export_dir(run_dir), "export_size": SHARD_GB, "export_device": "cpu",
+            "export_legacy_format": False}
 
 
 def key(cfg: dict, config_hash: str) -> str:

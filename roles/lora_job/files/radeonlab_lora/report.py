@@ -18,8 +18,9 @@ then one section per host with the messages, retry reasons, the base-vs-adapter 
 
 status.json keys read: state, message, plan, gpu_plan, device, attempts, attempt, retry_reasons, attention,
 peak_memory, tokens_per_second, tokens_per_second_basis, global_step, max_steps, duration_s, first_loss,
-final_loss, first_eval_loss, final_eval_loss. host.json keys read: gpu, gfx, override, rocm, torch, hip, attention, attention_reason and
-``this_run`` ("already done" when the play found the job done and did not train).
+final_loss, first_eval_loss, final_eval_loss, samples, export. host.json keys read: gpu, gfx, override, rocm, torch, hip, attention,
+attention_reason, ``this_run`` ("already done" when the play found the job done and did not train) and ``serve`` (the API's
+check: state, url, model, api_key, prompt, reply, message).
 """
 
 from __future__ import annotations
@@ -229,8 +230,9 @@ def summary_line(row: dict) -> str:
     return "; ".join([row["outcome"]] + ["%s%s" % (label, row[key]) for label, key in (("", "device"), ("steps ", "steps")) if row[key] != "-"])
 
 
-def host_notes(status: dict) -> list:
-    """The lines of a host's section: the status message, the device decision, the tokens/s basis, the retries."""
+def host_notes(info: dict, status: dict) -> list:
+    """The lines of a host's section: the status message, the device decision, the tokens/s basis, the retries, the
+    sample answers' failure, the merged model and the API."""
     notes = [status["message"]] if status.get("message") else []
     device = status.get("device") or {}
     if device.get("message") and device.get("message") != status.get("message") and (device.get("train_on") == "cpu" or not device.get("ok")):
@@ -240,7 +242,29 @@ def host_notes(status: dict) -> list:
     notes += ["retried: %s" % reason for reason in status.get("retry_reasons") or []]
     if (status.get("samples") or {}).get("state") == "failed":
         notes.append("samples: %s" % status["samples"]["message"])
-    return notes
+    return notes + [note for note in (export_note(status), serve_note(info)) if note]
+
+
+def export_note(status: dict) -> str | None:
+    """The merged model (``lora_job_export: merged``): where, how big, or why it is missing."""
+    export = status.get("export") or {}
+    if export.get("state") == "merged":
+        return "merged model: %s (%d files, %s GiB)" % (export.get("dir"), len(export.get("files") or []), _number((export.get("bytes") or 0) / 2**30, "%.2f"))
+    if export.get("state") == "failed":
+        return "export: %s" % export.get("message")
+    return None
+
+
+def serve_note(info: dict) -> str | None:
+    """The API of ``lora_job_serve`` as the play's check found it (host.json ``serve``)."""
+    serve = info.get("serve") or {}
+    if serve.get("state") == "serving":
+        return "API: %s, model %s, %s; asked %s, it answered %s" % (
+            serve.get("url"), serve.get("model"), "API key required" if serve.get("api_key") else "no key (loopback)",
+            json.dumps(serve.get("prompt"), ensure_ascii=False), json.dumps(serve.get("reply"), ensure_ascii=False))
+    if serve.get("state") in (None, "not served"):
+        return None
+    return "API: %s" % (serve.get("message") if serve.get("state") == "failed" else serve.get("state"))
 
 
 # --------------------------------------------------------------------------------------------- pages
@@ -252,7 +276,7 @@ def load_host(results_dir: str, host: str, finished: bool = True) -> dict:
     info = read_json(os.path.join(folder, "host.json")) or {}
     status = read_json(os.path.join(folder, "status.json")) or {}
     plots = [(what, os.path.join(host, name)) for what, name in PLOTS if os.path.isfile(os.path.join(folder, name))]
-    row, notes = host_row(host, info, status), host_notes(status)
+    row, notes = host_row(host, info, status), host_notes(info, status)
     answers = (read_json(os.path.join(folder, SAMPLES_FILE)) or {}).get("samples") or []
     if not finished:
         row["outcome"] = NOT_FINISHED

@@ -18,6 +18,7 @@ import json
 import os
 import sys
 
+from .inference import model_args
 from .render import canonical_json
 from .state import output_dir_for, read_json, write_json_atomic
 
@@ -46,13 +47,8 @@ def pending(spec: dict, run_dir: str, node_rank: int = 0) -> bool:
 
 
 def chat_args(req: dict, with_adapter: bool) -> dict:
-    args = {"model_name_or_path": req["model"], "template": req["template"], "finetuning_type": "lora", "infer_backend": "huggingface",
-            "trust_remote_code": req["trust_remote_code"], "do_sample": False, "max_new_tokens": req["max_new_tokens"]}
-    if req.get("model_revision"):
-        args["model_revision"] = req["model_revision"]
-    if with_adapter:
-        args["adapter_name_or_path"] = req["adapter"]
-    return args
+    return {**model_args(req, req["adapter"] if with_adapter else None), "infer_backend": "huggingface", "do_sample": False,
+            "max_new_tokens": req["max_new_tokens"]}
 
 
 def generate(req: dict, chat_model=None) -> list[dict]:

@@ -1,0 +1,123 @@
+"""After training (issue 15): the merged model and the API each host serves its adapter through.
+
+- navi31 writes the merged model (`lora_job_export: merged`) and fetches it: the files are on the host and the
+  controller, and the merged weights give the logits of the base model with the adapter loaded.
+- Every host serves its adapter through LLaMA-Factory's OpenAI-compatible API on a port of its own; navi31 and navi22
+  want the planted key, navi21igpu none (on loopback). A real request from the controller (the hosts share its loopback)
+  gets the adapter's greedy answer to a sample prompt, which is the one `samples.json` recorded.
+- `lora_job_serve: false` stops the API and removes its unit, config and key.
+"""
+
+import functools
+import json
+import os
+import urllib.error
+import urllib.request
+
+import pytest
+
+from test_site import FIRST_HOST, RESULTS, SECRETS, _converge_again, _hostname, _status
+
+API_PORTS = {"site-navi31": 8862, "site-navi22": 8863, "site-navi21igpu": 8864}  # molecule.yml's lab_api_port
+KEYLESS = "site-navi21igpu"  # molecule.yml: lora_job_serve_api_key "" there
+API_UNIT = "radeonlab-lora-api-tiny-alpaca.service"
+API_ENV = "/etc/radeonlab/lora-api-tiny-alpaca.env"
+API_CONFIG = "/etc/radeonlab/lora-api-tiny-alpaca.yaml"
+VENV_PYTHON = "/opt/radeonlab/venv/bin/python"
+MERGED_FILES = {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"}
+COMPARE = r"""
+import sys, torch
+from transformers import AutoModelForCausalLM
+from peft import PeftModel
+merged, base, adapter = sys.argv[1:4]
+ids = torch.arange(3, 40).unsqueeze(0)
+with torch.no_grad():
+    folded = AutoModelForCausalLM.from_pretrained(merged, dtype=torch.float32)(ids).logits
+    plain = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
+    base_logits = plain(ids).logits
+    adapted = PeftModel.from_pretrained(plain, adapter)(ids).logits
+print((folded - adapted).abs().max().item(), (folded - base_logits).abs().max().item())
+"""
+
+
+def _key(host):
+    return "" if _hostname(host) == KEYLESS else SECRETS["API key"]
+
+
+def _api(host, path, body=None, key=None):
+    request = urllib.request.Request("http://127.0.0.1:%d/v1%s" % (API_PORTS[_hostname(host)], path),
+                                     data=json.dumps(body).encode() if body is not None else None,
+                                     headers={"Content-Type": "application/json", **({"Authorization": "Bearer " + key} if key else {})})
+    try:
+        with urllib.request.urlopen(request, timeout=120) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as refused:
+        return refused.code, None
+
+
+@pytest.mark.only_on(FIRST_HOST)
+def test_the_merged_model_is_on_the_host_and_the_controller_and_equals_base_plus_adapter(host):
+    status = _status(host)
+    export = status["export"]
+    merged = os.path.join(status["run_dir"], "merged")
+    assert export["state"] == "merged" and export["dir"] == merged, export
+    assert MERGED_FILES <= set(export["files"]), export["files"]
+    for name in export["files"]:
+        assert host.file(os.path.join(merged, name)).is_file, name
+        assert os.path.isfile(os.path.join(RESULTS, _hostname(host), "merged", name)), name
+    assert host.file(merged).user == "trainer"
+    spec = json.loads(host.file("/var/lib/radeonlab/lora/tiny-alpaca/job.json").content_string)
+    compared = host.run("runuser -u trainer -- %s -c %s %s %s %s", VENV_PYTHON, COMPARE, merged, spec["model"], status["output_dir"])
+    assert compared.rc == 0, compared.stderr[-2000:]
+    to_adapter, to_base = (float(value) for value in compared.stdout.split()[-2:])
+    assert to_adapter < 1e-4 < 0.1 < to_base, (to_adapter, to_base)  # folded in, and it changed the model
+    with open(os.path.join(RESULTS, "report.md"), encoding="utf-8") as handle:
+        assert "- merged model: %s (%d files, " % (merged, len(export["files"])) in handle.read()
+
+
+def test_the_api_serves_the_adapter_and_answers_a_sample_prompt_as_the_samples_did(host):
+    status = _status(host)
+    adapter_answer = json.loads(host.file(os.path.join(status["run_dir"], "samples.json")).content_string)["samples"][0]
+    code, reply = _api(host, "/chat/completions", {"model": "tiny-alpaca", "messages": [{"role": "user", "content": adapter_answer["prompt"]}],
+                                                   "max_tokens": 64, "do_sample": False}, key=_key(host))
+    assert code == 200, code
+    assert reply["object"] == "chat.completion" and reply["model"] == "tiny-alpaca"
+    assert reply["choices"][0]["message"]["role"] == "assistant"
+    assert reply["choices"][0]["message"]["content"] == adapter_answer["adapter"] != adapter_answer["base"], (reply, adapter_answer)
+    unit = host.run("systemctl show -p User -p ActiveState -p Environment %s", API_UNIT).stdout
+    assert "User=trainer" in unit and "ActiveState=active" in unit and "API_VERBOSE=0" in unit, unit
+    assert adapter_answer["prompt"] not in host.run("journalctl -u %s --no-pager", API_UNIT).stdout  # requests are not logged
+    assert status["output_dir"] in host.file(API_CONFIG).content_string
+    with open(os.path.join(RESULTS, "report.md"), encoding="utf-8") as handle:
+        section = handle.read().split("\n## %s\n" % _hostname(host))[1].split("\n## ")[0]
+    assert "- API: http://127.0.0.1:%d/v1, model tiny-alpaca, " % API_PORTS[_hostname(host)] in section, section
+
+
+def test_the_api_wants_its_key_where_one_is_set(host):
+    if _hostname(host) == KEYLESS:
+        assert not host.file(API_ENV).exists
+        assert _api(host, "/models")[0] == 200
+        return
+    key_file = host.file(API_ENV)
+    assert key_file.user == "root" and key_file.mode == 0o600
+    assert _api(host, "/models")[0] == 401
+    assert _api(host, "/models", key=SECRETS["API key"] + "x")[0] == 401
+    code, models = _api(host, "/models", key=SECRETS["API key"])
+    assert code == 200 and [model["id"] for model in models["data"]] == ["tiny-alpaca"]
+
+
+@functools.lru_cache(maxsize=None)
+def _serving_off():
+    return _converge_again("--tags", "lora_job", "--limit", FIRST_HOST, "-e", "radeonlab_torch_without_hip=true", "-e", "lora_job_serve=false")
+
+
+@pytest.mark.only_on(FIRST_HOST)
+def test_serving_off_stops_the_api_and_removes_its_unit_config_and_key(host):
+    assert host.file(API_ENV).exists and host.service(API_UNIT.removesuffix(".service")).is_running
+    rc, output = _serving_off()
+    assert rc == 0, output[-3000:]
+    for path in (API_ENV, API_CONFIG, "/etc/systemd/system/" + API_UNIT):
+        assert not host.file(path).exists, path
+    assert not host.socket("tcp://127.0.0.1:%d" % API_PORTS[FIRST_HOST]).is_listening
+    leaked = SECRETS["API key"] in output
+    assert not leaked, "the API key is in the output of the run"
