@@ -8,12 +8,15 @@ The results table is written to docs/reliability.md.
 """
 
 import concurrent.futures
+import functools
 import glob
+import http.server
 import json
 import os
 import shlex
 import shutil
 import subprocess
+import threading
 import time
 
 import pytest
@@ -32,6 +35,15 @@ SNAPSHOT = (
 MAIN_PLAY = "PLAY [ROCm, GPU access, PyTorch for ROCm, LLaMA-Factory and the LoRA job]"
 AMD_FPR = "CA8BB4727A47B4D09B4EE8969386B48A1A693C5C"
 ROCKY = 'NAME="Rocky Linux"\nID="rocky"\nID_LIKE="rhel centos fedora"\nVERSION_ID="9.4"\nPRETTY_NAME="Rocky Linux 9.4"\n'
+
+# A stand-in of the Hugging Face hub's resolve/ path for the hub-sized cases (tests/fixtures/hub/README.md), on the loopback
+# the controller shares with the lab host; the controller's hub config cache of this scenario's own.
+HUB = os.path.join(PROJECT, "tests", "fixtures", "hub")
+HUB_PORT = 8890
+HUB_CACHE = os.path.join(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "/tmp"), "hub-configs")
+HUB_SERVER = http.server.ThreadingHTTPServer(("127.0.0.1", HUB_PORT), functools.partial(http.server.SimpleHTTPRequestHandler, directory=HUB))
+threading.Thread(target=HUB_SERVER.serve_forever, daemon=True).start()
+HUB_MODEL = {"lora_job_model_src": "", "lora_job_model": "Qwen/Qwen2.5-72B-Instruct", "lora_job_hub_config_cache": HUB_CACHE}
 
 # (id, what is wrong, extra vars (JSON) or raw -e / -i arguments, text the refusal must contain)
 CASES = [
@@ -103,6 +115,10 @@ CASES = [
      "at least 12 characters, no spaces or control characters"),
     ("api-port-taken", "the job's API on a port taken (the lab mirror listens on 8765)", {"lora_job_serve_port": 8765},
      "lora_job_serve_port: port 8765 is already in use"),
+    ("hub-model-too-big", "a hub model too big for the card, sized from its config.json through the mirror (no params_b)",
+     {**HUB_MODEL, "lora_job_hf_endpoint": "http://127.0.0.1:%d" % HUB_PORT}, "a 72.71 B-parameter model at cutoff_len"),
+    ("hub-config-unreachable", "a hub model without params_b whose config.json cannot be fetched",
+     {**HUB_MODEL, "lora_job_hf_endpoint": "http://127.0.0.1:9"}, "its config.json (which sizes the job) did not come from"),
     ("venv-space", "venv path with a space", {"pytorch_rocm_venv": "/opt/my venv"}, "pytorch_rocm_venv must be an absolute path of letters"),
     ("venv-semicolon", "venv path with ;", {"lora_job_venv": "/opt/venv;reboot"}, "lora_job_venv must be an absolute path of letters"),
     ("prefix-semicolon", "ROCm prefix with ;", {"rocm_driver_prefix": "/opt/rocm;reboot"}, "rocm_driver_prefix must be an absolute path of letters"),
