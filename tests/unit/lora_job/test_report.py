@@ -165,7 +165,8 @@ def test_eval_loss_column_and_the_eval_plot_when_samples_were_held_out(tmp_path)
     ({"serve": {"state": "not started: the job did not succeed"}}, {}, ["API: not started: the job did not succeed"]),
     ({"serve": {"state": "not served"}}, {}, []),
     ({}, {"export": {"state": "merged", "dir": "/j/runs/abc/merged", "files": ["config.json", "model.safetensors"], "bytes": 3 << 29}},
-     ["merged model: /j/runs/abc/merged (2 files, 1.50 GiB)"]),
+     ["merged model: /j/runs/abc/merged (2 files, 1.5 GiB)"]),
+    ({}, {"export": {"state": "merged", "dir": "/m", "files": ["model.safetensors"], "bytes": 578_443}}, ["merged model: /m (1 files, 0.6 MiB)"]),
     ({}, {"export": {"state": "failed", "message": "llamafactory-cli export exited 1 (export.log)"}},
      ["export: llamafactory-cli export exited 1 (export.log)"]),
 ])

@@ -249,7 +249,9 @@ def export_note(status: dict) -> str | None:
     """The merged model (``lora_job_export: merged``): where, how big, or why it is missing."""
     export = status.get("export") or {}
     if export.get("state") == "merged":
-        return "merged model: %s (%d files, %s GiB)" % (export.get("dir"), len(export.get("files") or []), _number((export.get("bytes") or 0) / 2**30, "%.2f"))
+        size = export.get("bytes") or 0
+        shown = "%s GiB" % _gib(size / 2**30) if size >= 2**30 // 100 else "%.1f MiB" % (size / 2**20)  # the lab's model: 0.6 MiB
+        return "merged model: %s (%d files, %s)" % (export.get("dir"), len(export.get("files") or []), shown)
     if export.get("state") == "failed":
         return "export: %s" % export.get("message")
     return None
