@@ -193,6 +193,9 @@ def _rebooted_mid_run():
         "enabled": _on(host_name, "systemctl is-enabled %s" % unit),
         "invocation": _invocation(host_name, unit),
         "started_this_boot": _on(host_name, "journalctl -u %s --since @%s --no-pager -o cat | grep -c '^Started '" % (unit, restarted_at)),
+        # for the message of a run after boot that ended without training: a refusal goes to the job root's status
+        "journal_this_boot": _on(host_name, "journalctl -u %s --since @%s --no-pager -o cat | tail -n 25" % (unit, restarted_at)),
+        "root_status": _on(host_name, "cat /var/lib/radeonlab/lora/%s/runs/status.json 2>/dev/null | head -c 1500" % name),
     }
     # a play after the reboot follows the finished job and reports it; nothing is trained again
     rc, _output = _finish(_play(*_job_args("boot", name, epochs, "-e", "lora_job_start_at_boot=true")))
@@ -252,7 +255,7 @@ def test_with_lora_job_start_at_boot_a_job_cut_by_a_reboot_goes_on_after_boot_wi
     invocation_before, (rc1, _out1), status, after, (rc2, row), steps, seconds = _outcome("boot")
     assert after["enabled"] == "enabled", after
     assert after["started_this_boot"] == "1" and after["invocation"] not in ("", invocation_before), (after, invocation_before)
-    assert status["state"] == "succeeded" and status["global_step"] == steps == status["max_steps"], status
+    assert status["state"] == "succeeded" and status["global_step"] == steps == status["max_steps"], (status, after)
     resumed = status["attempts"][-1]["resumed_from"]
     assert resumed and resumed.startswith("checkpoint-") and int(resumed.split("-")[1]) >= 2 * SAVE_STEPS, status["attempts"]
     # the shutdown's SIGTERM: the runner stopped the trainer and recorded the attempt interrupted
