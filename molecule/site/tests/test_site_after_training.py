@@ -5,13 +5,13 @@
 - Every host serves its adapter through LLaMA-Factory's OpenAI-compatible API on a port of its own; navi31 and navi22
   want the planted key, navi21igpu none (on loopback). A real request from the controller (the hosts share its loopback)
   gets the adapter's greedy answer to a sample prompt, which is the one `samples.json` recorded.
-- `lora_job_serve: false` stops the API and removes its unit, config and key (on every host, before the faults and the
-  two-host jobs of the next files train).
+- `lora_job_serve: false` stops the API and removes its unit, config and key on every host (checked last, from the last
+  host, before the faults and the two-host jobs of the next files train).
 """
 
-import functools
 import json
 import os
+import socket
 import subprocess
 import urllib.error
 import urllib.request
@@ -106,21 +106,27 @@ def test_the_api_wants_its_key_where_one_is_set(host):
     assert code == 200 and [model["id"] for model in models["data"]] == ["tiny-alpaca"]
 
 
-@functools.lru_cache(maxsize=None)
-def _serving_off():
-    """Whether each host served before, then the run. Every host: the faults and the two-host jobs that follow train
-    without three idle APIs holding memory."""
+def _present(name, path):
+    return subprocess.run(["docker", "exec", name, "test", "-e", path], check=False).returncode == 0
+
+
+def _listening(port):
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+# On the last host testinfra visits (checks run host by host), after every host's API checks above; the run retires the
+# API on every host, so the faults and the two-host jobs of the next files train without three idle APIs holding memory.
+@pytest.mark.only_on(FIRST_HOST)
+def test_serving_off_stops_the_api_and_removes_its_unit_config_and_key_on_every_host(host):
     served = {name: subprocess.run(["docker", "exec", name, "systemctl", "is-active", "--quiet", API_UNIT], check=False).returncode == 0
               for name in API_PORTS}
-    return served, _converge_again("--tags", "lora_job", "-e", "radeonlab_torch_without_hip=true", "-e", "lora_job_serve=false")
-
-
-def test_serving_off_stops_the_api_and_removes_its_unit_config_and_key(host):
-    served, (rc, output) = _serving_off()
-    assert served[_hostname(host)], "the API was not running before"
+    assert all(served.values()), served
+    rc, output = _converge_again("--tags", "lora_job", "-e", "radeonlab_torch_without_hip=true", "-e", "lora_job_serve=false")
     assert rc == 0, output[-3000:]
-    for path in (API_ENV, API_CONFIG, "/etc/systemd/system/" + API_UNIT):
-        assert not host.file(path).exists, path
-    assert not host.socket("tcp://127.0.0.1:%d" % API_PORTS[_hostname(host)]).is_listening
+    left = {name: [path for path in (API_ENV, API_CONFIG, "/etc/systemd/system/" + API_UNIT) if _present(name, path)]
+            for name in API_PORTS}
+    assert not any(left.values()), left
+    assert not [port for port in API_PORTS.values() if _listening(port)]
     leaked = SECRETS["API key"] in output
     assert not leaked, "the API key is in the output of the run"
