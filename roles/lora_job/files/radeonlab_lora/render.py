@@ -11,8 +11,8 @@ The config hash decides "already trained this exact job". It is the sha256 of th
   attention/packing settings the failure policy may change between attempts (``flash_attn``,
   ``packing``, ``neat_packing``). The sizing plan (batch, accumulation, precision, checkpointing) *is*
   part of it: a different card that needs a different plan trains again;
-- the dataset_info entry, with a local dataset file's path replaced by its sha256, so editing the data
-  retrains and moving it does not;
+- the dataset_info entries (one per data set of the job), with a local dataset file's path replaced by its
+  sha256, so editing the data retrains and moving it does not;
 - a local model directory's fingerprint: name and size of every top-level file, plus the sha256 of those up
   to 64 MiB (config, tokenizer, small weights such as the lab's tiny model; multi-GB shards by size only,
   hashing them on every run would cost minutes);
@@ -42,12 +42,22 @@ class RenderError(ValueError):
 
 
 def dataset_info_entry(spec: dict) -> dict:
-    """``{name: {...}}`` for ``dataset_info.json``; alpaca or sharegpt formatting, a local file by absolute path.
+    """``{name: {...}}`` for ``dataset_info.json``, one entry per data set of the job (``spec["datasets"]``).
+
+    A job of one data set renders exactly as before several existed (its config hash is unchanged).
+    """
+    entries: dict = {}
+    for dataset in spec["datasets"]:
+        entries.update(_dataset_entry(dataset))
+    return entries
+
+
+def _dataset_entry(dataset: dict) -> dict:
+    """One data set's entry; alpaca or sharegpt formatting, a local file by absolute path.
 
     An alpaca entry is written exactly as before sharegpt existed (its config hash is unchanged); a sharegpt entry
     carries its messages column and, when given, the tags of its messages.
     """
-    dataset = spec["dataset"]
     entry: dict = {}
     if dataset.get("file"):
         entry["file_name"] = dataset["file"]  # LLaMA-Factory joins it onto dataset_dir: an absolute path wins
@@ -96,7 +106,7 @@ def training_config(spec: dict, plan: Plan, *, output_dir: str, dataset_dir: str
         cfg["double_quantization"] = bool(plan.double_quantization)
     cfg.update({
         # dataset
-        "dataset": spec["dataset"]["name"],
+        "dataset": ",".join(dataset["name"] for dataset in spec["datasets"]),  # max_samples applies to each of them
         "dataset_dir": dataset_dir,
         "template": spec["template"],
         "cutoff_len": spec["cutoff_len"],
@@ -178,15 +188,18 @@ def model_fingerprint(model: str) -> list | None:
     return entries
 
 
-def config_hash(train_cfg: dict, dataset_entry: dict, dataset_sha256: str | None, model_files: list | None = None) -> str:
-    """sha256 hex of what decides "the same job" (see the module docstring)."""
+def config_hash(train_cfg: dict, dataset_entry: dict, dataset_sha256: dict | str | None, model_files: list | None = None) -> str:
+    """sha256 hex of what decides "the same job" (see the module docstring).
+
+    ``dataset_sha256``: the local files' sha256 by data set name (a str: that of the one local file).
+    """
     stable = {key: value for key, value in train_cfg.items() if key not in VOLATILE_KEYS}
     entries = {}
     for name, entry in dataset_entry.items():
         entry = dict(entry)
         if "file_name" in entry:
             entry["file_name"] = None
-            entry["file_sha256"] = dataset_sha256
+            entry["file_sha256"] = dataset_sha256.get(name) if isinstance(dataset_sha256, dict) else dataset_sha256
         entries[name] = entry
     payload = {"format": HASH_FORMAT, "train": stable, "dataset_info": entries, "model_files": model_files}
     return hashlib.sha256(canonical_json(payload).encode("ascii")).hexdigest()

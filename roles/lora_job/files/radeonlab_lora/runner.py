@@ -48,7 +48,7 @@ class Prepared:
     device: sizing.Device
     plan: sizing.Plan
     dataset_entry: dict
-    dataset_sha256: str | None
+    dataset_sha256s: dict  # the local data set files' sha256 by data set name
     config_hash: str
     run_dir: str
     decision: devices.Decision
@@ -71,6 +71,13 @@ class Prepared:
     @property
     def device_info(self) -> dict:
         return device_record(self.decision, self.view)
+
+    @property
+    def dataset_sha256(self) -> str | None:
+        """The one local data set file's sha256 (as jobs of one data set always had), else name:sha256 of each."""
+        if len(self.spec["datasets"]) == 1:
+            return next(iter(self.dataset_sha256s.values()), None)
+        return ",".join(f"{name}:{sha}" for name, sha in sorted(self.dataset_sha256s.items())) or None
 
     @property
     def root(self) -> str:
@@ -211,9 +218,10 @@ def prepare(spec: dict, facts: dict | None, view: dict | None = None) -> Prepare
 
 
 def _hash_inputs(spec: dict) -> tuple:
-    """(dataset_info entry, dataset sha256, model fingerprint): what the hash covers besides the training config."""
-    dataset_file = spec["dataset"].get("file")
-    return render.dataset_info_entry(spec), render.file_sha256(dataset_file) if dataset_file else None, render.model_fingerprint(spec["model"])
+    """(dataset_info entries, local data set files' sha256 by name, model fingerprint): what the hash covers besides the
+    training config."""
+    files = {dataset["name"]: render.file_sha256(dataset["file"]) for dataset in spec["datasets"] if dataset.get("file")}
+    return render.dataset_info_entry(spec), files, render.model_fingerprint(spec["model"])
 
 
 def _config_hash(spec: dict, plan: sizing.Plan, identity: tuple) -> str:
@@ -231,9 +239,9 @@ def _intended_hash(spec: dict, shape: ModelShape, facts_device: sizing.Device, i
 
 def _check_local_inputs(spec: dict) -> None:
     """Fail before planning when a local input is missing (LLaMA-Factory would fail later, less clearly)."""
-    dataset_file = spec["dataset"].get("file")
-    if dataset_file and not os.path.isfile(dataset_file):
-        raise SpecError(f"dataset file {dataset_file} does not exist")
+    for dataset in spec["datasets"]:
+        if dataset.get("file") and not os.path.isfile(dataset["file"]):
+            raise SpecError(f"dataset file {dataset['file']} does not exist")
     model = spec["model"]
     if model.startswith(("/", "./", "../", "~")) and not os.path.isdir(os.path.expanduser(model)):
         raise SpecError(f"model directory {model} does not exist (a hub model is named like 'Qwen/Qwen2.5-0.5B-Instruct')")

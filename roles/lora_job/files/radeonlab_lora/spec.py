@@ -14,6 +14,9 @@ Example (every key but model, template, dataset and output_dir is optional)::
       "template": "qwen",
       "dataset": {"name": "tiny_alpaca", "file": "/srv/data/tiny_alpaca.json"},
                                                    # or {"name": ..., "hf_hub_url": "org/set"} / {"name": ..., "ms_hub_url": ...}
+      "datasets": [{"name": "a", "file": "/srv/a.json"}, {"name": "b", "hf_hub_url": "org/b"}],
+                                                   # instead of "dataset": several in one job (LLaMA-Factory's dataset "a,b");
+                                                   # normalize fills in "datasets" for either key, "dataset" is the first
       "lora": {"rank": 8, "alpha": 16, "target": "all", "dropout": 0.0},
       "cutoff_len": 1024, "num_train_epochs": 3, "learning_rate": 1e-4, "max_samples": 1000,
       "val_size": 0.05,                            # held out for eval loss: a fraction in [0, 1) or a count (LLaMA-Factory val_size)
@@ -92,7 +95,7 @@ DEFAULTS: dict = {
     "distributed": None,
 }
 DISTRIBUTED_DEFAULTS: dict = {"nnodes": 1, "node_rank": 0, "master_addr": "127.0.0.1", "master_port": 29500, "timeout_s": 1800}
-REQUIRED = ("model", "template", "dataset", "output_dir")
+REQUIRED = ("model", "template", "output_dir")  # and dataset or datasets
 ALIASES = {"epochs": "num_train_epochs", "lr": "learning_rate"}
 
 
@@ -114,6 +117,45 @@ def _positive_number(spec: dict, key: str, problems: list[str]) -> None:
         problems.append(f"{key} must be a positive number, got {value!r}")
 
 
+def _datasets(spec: dict, problems: list[str]) -> None:
+    """``spec["datasets"]`` from either key (``dataset``: one object, the old form), each entry checked."""
+    if "dataset" in spec and "datasets" in spec:
+        problems.append("give dataset (one) or datasets (a list), not both")
+        return
+    if "datasets" in spec:
+        entries, where = spec["datasets"], "datasets[{}]"
+        if not isinstance(entries, list) or not entries:
+            problems.append("datasets must be a non-empty list of objects")
+            return
+    elif spec.get("dataset") is not None:
+        entries, where = [spec["dataset"]], "dataset"
+    else:
+        problems.append("dataset is required")
+        return
+    names = [entry.get("name") for entry in entries if isinstance(entry, dict)]
+    for index, dataset in enumerate(entries):
+        label = where.format(index)
+        if not isinstance(dataset, dict) or not dataset.get("name"):
+            problems.append(f"{label} must be an object with a name")
+            continue
+        if "," in str(dataset["name"]):  # LLaMA-Factory splits its dataset argument on commas
+            problems.append(f"{label}.name must not contain ',', got {dataset['name']!r}")
+        if names.count(dataset["name"]) > 1 and names.index(dataset["name"]) == index:
+            problems.append(f"datasets name {dataset['name']!r} more than once")
+        sources = [key for key in DATASET_SOURCES if dataset.get(key)]
+        if len(sources) != 1:
+            problems.append(f"{label} needs exactly one of {list(DATASET_SOURCES)}, got {sources or 'none'}")
+        elif "file" in sources and not os.path.isabs(dataset["file"]):
+            problems.append(f"{label}.file must be an absolute path, got {dataset['file']!r}")
+        if dataset.get("formatting", "alpaca") not in DATASET_FORMATS:
+            problems.append(f"{label}.formatting must be one of {list(DATASET_FORMATS)}, got {dataset['formatting']!r}")
+        for key in ("columns", "tags"):
+            value = dataset.get(key)
+            if value is not None and not (isinstance(value, dict) and all(isinstance(v, str) for v in value.values())):
+                problems.append(f"{label}.{key} must map names to strings, got {value!r}")
+    spec["datasets"], spec["dataset"] = list(entries), entries[0]
+
+
 def normalize(raw: dict) -> dict:
     """Defaults filled in, aliases resolved, every problem reported at once (SpecError)."""
     if not isinstance(raw, dict):
@@ -127,7 +169,7 @@ def normalize(raw: dict) -> dict:
             spec[key] = copy.deepcopy(value)
 
     problems = [f"{key} is required" for key in REQUIRED if not spec.get(key)]
-    unknown = sorted(set(spec) - set(DEFAULTS) - set(REQUIRED))
+    unknown = sorted(set(spec) - set(DEFAULTS) - set(REQUIRED) - {"dataset", "datasets"})
     if unknown:
         problems.append(f"unknown keys {unknown} (LLaMA-Factory arguments go into extra_args)")
     if spec["attention"] not in ATTENTION_CHOICES:
@@ -141,22 +183,7 @@ def normalize(raw: dict) -> dict:
     if not isinstance(spec["torch_without_hip"], bool):
         problems.append(f"torch_without_hip must be true or false, got {spec['torch_without_hip']!r}")
 
-    dataset = spec.get("dataset")
-    if dataset is not None:
-        if not isinstance(dataset, dict) or not dataset.get("name"):
-            problems.append("dataset must be an object with a name")
-        else:
-            sources = [key for key in DATASET_SOURCES if dataset.get(key)]
-            if len(sources) != 1:
-                problems.append(f"dataset needs exactly one of {list(DATASET_SOURCES)}, got {sources or 'none'}")
-            elif "file" in sources and not os.path.isabs(dataset["file"]):
-                problems.append(f"dataset.file must be an absolute path, got {dataset['file']!r}")
-            if dataset.get("formatting", "alpaca") not in DATASET_FORMATS:
-                problems.append(f"dataset.formatting must be one of {list(DATASET_FORMATS)}, got {dataset['formatting']!r}")
-            for key in ("columns", "tags"):
-                value = dataset.get(key)
-                if value is not None and not (isinstance(value, dict) and all(isinstance(v, str) for v in value.values())):
-                    problems.append(f"dataset.{key} must map names to strings, got {value!r}")
+    _datasets(spec, problems)
     if spec.get("output_dir") and not os.path.isabs(str(spec["output_dir"])):
         problems.append(f"output_dir must be an absolute path, got {spec['output_dir']!r}")
 
