@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from ansible_collections.radeonlab.llm.plugins.module_utils.free_space import space_problems
 from ansible_collections.radeonlab.llm.plugins.module_utils.gfx import torch_for
+from ansible_collections.radeonlab.llm.plugins.module_utils.job_datasets import problems as job_dataset_problems
 from ansible_collections.radeonlab.llm.plugins.module_utils.support_matrix import TORCH_INDEX_BASE
 
 PATH_RE = re.compile(r"^/[A-Za-z0-9._+@/-]*$")
@@ -155,7 +156,9 @@ def user_problems(users, accounts, uid_min=1000, create=(), unprivileged=True, u
 
 
 def file_problems(entries, stats):
-    """Host paths the job reads: ``entries`` {variable: {"path", "kind": "dir"|"file"}}, ``stats`` site_probe's paths."""
+    """Host paths the job reads: ``entries`` {variable: {"path", "kind": "dir"|"file"}}, ``stats`` site_probe's paths.
+
+    An entry of a lora_job_dataset list (``lora_job_dataset[1] (chats).file``) is told to use its own src."""
     problems = []
     for variable in sorted(entries):
         item = entries[variable]
@@ -165,7 +168,8 @@ def file_problems(entries, stats):
             problems.append(
                 "%s %r is not %s on this host: %s." % (
                     variable, item["path"], "a directory" if item["kind"] == "dir" else "a file",
-                    "copy it there, or name it on the controller with %s_src" % variable.split(".")[0]))
+                    "copy it there, or name it on the controller with %s" % (
+                        "the entry's src" if "[" in variable else variable.split(".")[0] + "_src")))
     return problems
 
 
@@ -305,6 +309,13 @@ def _records(text):
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
+def dataset_file(item, dataset=None):
+    """(path, description) of a ``datasets`` value: a path read as ``dataset`` says, or {path, dataset} of its own."""
+    if isinstance(item, dict):
+        return str(item["path"]), item.get("dataset")
+    return str(item), dataset
+
+
 def dataset_problems(variable, text, path, dataset=None):
     """A data set file as the LoRA job renders it, by ``dataset['formatting']`` (alpaca unless given).
 
@@ -417,7 +428,9 @@ def site_problems(checks, read=_read_text):
     ``types`` {options, values}; ``users`` {accounts, uid_min, uid_max, create, training, members}; ``files``
     {entries, stats}; ``plan`` (the runner's plan result plus cutoff_len); ``key`` {status, msg, content, pinned, url};
     ``torch`` {rocm_version, torch}; ``webui`` {enabled, bind, port, user, password, loopback_re}; ``paths``,
-    ``positive``, ``secrets`` {variable: value}; ``datasets`` {variable: controller path}; ``trusted`` a list of
+    ``positive``, ``secrets`` {variable: value}; ``job_datasets`` {value, dataset_src} (lora_job_dataset and
+    lora_job_dataset_src, job_datasets.problems); ``datasets`` {variable: controller path, read as ``dataset`` says,
+    or {path, dataset}: a data set of its own description}; ``trusted`` a list of
     {role, trusted, urls} (``trusted_problems``); ``ports`` a list of {variable, port, listening, own_active};
     ``space`` {needs, mounts} (free_space.space_problems); ``problems`` a list of sentences found elsewhere.
     """
@@ -446,9 +459,12 @@ def site_problems(checks, read=_read_text):
                         "rocm_repo_key_url and the host's network." % (key["url"], key.get("msg") or key.get("status")))
     elif key:
         problems += key_problems(key.get("content"), key["pinned"], key["url"])
-    for variable, path in sorted((checks.get("datasets") or {}).items()):
+    if checks.get("job_datasets"):
+        problems += job_dataset_problems(checks["job_datasets"].get("value"), checks["job_datasets"].get("dataset_src") or "")
+    for variable, item in sorted((checks.get("datasets") or {}).items()):
+        path, dataset = dataset_file(item, checks.get("dataset"))
         try:
-            problems += dataset_problems(variable, read(path), path, checks.get("dataset"))
+            problems += dataset_problems(variable, read(path), path, dataset)
         except (IOError, OSError) as exc:
             problems.append("%s (%s) cannot be read on the controller (%s): name an existing file."
                             % (variable, path, exc.strerror))

@@ -36,6 +36,8 @@ options:
       - Data set files, a dict of variable name to path, checked for the shape the LoRA job trains on (a JSON list or
         JSON lines; alpaca records with string C(instruction) and C(output), or sharegpt records as O(dataset) says).
         A missing file is reported under O(paths).
+      - A value may also be a dict of C(path) and C(dataset), a data set read in its own description (an entry of a
+        C(lora_job_dataset) list) instead of O(dataset).
     type: dict
     default: {}
   dataset:
@@ -59,6 +61,13 @@ EXAMPLES = r"""
     units: [llamafactory-webui.service]
     datasets:
       lora_job_dataset.file: /srv/data/alpaca.json
+  register: __probe
+
+- name: Read two data sets of one job, each in its own formatting
+  radeonlab.llm.site_probe:
+    datasets:
+      lora_job_dataset[0] (alpaca).file: {path: /srv/data/alpaca.json, dataset: {name: alpaca}}
+      lora_job_dataset[1] (chats).file: {path: /srv/data/chats.jsonl, dataset: {name: chats, formatting: sharegpt}}
   register: __probe
 """
 
@@ -90,7 +99,7 @@ units:
   returned: always
   type: dict
 dataset_problems:
-  description: One sentence per data set file of O(datasets) that exists but is not alpaca-shaped.
+  description: One sentence per data set file of O(datasets) that exists but is not in the shape its description says.
   returned: always
   type: list
   elements: str
@@ -102,7 +111,7 @@ import re
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.radeonlab.llm.plugins.module_utils.site_inputs import dataset_problems, listening_ports
+from ansible_collections.radeonlab.llm.plugins.module_utils.site_inputs import dataset_file, dataset_problems, listening_ports
 
 
 def argument_spec():
@@ -160,9 +169,10 @@ def main():
     module = build_module()
     params = module.params
     problems, login_defs = [], _read("/etc/login.defs")
-    for variable, path in sorted(params["datasets"].items()):
-        if os.path.isfile(str(path)):
-            problems.extend(dataset_problems(variable, _read(str(path)), path, params["dataset"]))
+    for variable, item in sorted(params["datasets"].items()):
+        path, dataset = dataset_file(item, params["dataset"])
+        if os.path.isfile(path):
+            problems.extend(dataset_problems(variable, _read(path), path, dataset))
     module.exit_json(
         changed=False,
         accounts=accounts(params["users"]),

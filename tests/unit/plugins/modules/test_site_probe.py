@@ -50,6 +50,21 @@ def test_probe_reads_data_sets_in_the_formatting_given(tmp_path, capsys):
     assert code == 0 and len(out["dataset_problems"]) == 1 and 'no list of messages in "conversations"' in out["dataset_problems"][0]
 
 
+def test_probe_reads_each_data_set_of_a_list_in_its_own_formatting(tmp_path, capsys):
+    chats, alpaca = tmp_path / "chats.jsonl", tmp_path / "alpaca.json"
+    chats.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}) + "\n")
+    alpaca.write_text(json.dumps([{"instruction": "hi", "input": "", "output": "hello"}]))
+    openai = {"name": "a", "formatting": "sharegpt", "columns": {"messages": "messages"},
+              "tags": {"role_tag": "role", "content_tag": "content", "user_tag": "user", "assistant_tag": "assistant"}}
+    datasets = {"lora_job_dataset[0] (a).file": {"path": str(chats), "dataset": openai},
+                "lora_job_dataset[1] (b).file": {"path": str(alpaca), "dataset": {"name": "b"}}}
+    code, out = run_module({"datasets": datasets, "dataset": {"formatting": "sharegpt"}}, capsys)
+    assert code == 0 and out["dataset_problems"] == []
+    datasets["lora_job_dataset[1] (b).file"]["dataset"] = {"name": "b", "formatting": "sharegpt"}
+    code, out = run_module({"datasets": datasets}, capsys)
+    assert code == 0 and len(out["dataset_problems"]) == 1 and out["dataset_problems"][0].startswith("lora_job_dataset[1] (b).file (")
+
+
 @pytest.mark.parametrize("text, expected", [("UID_MIN 500\n", 500), ("# UID_MIN 10\n  UID_MIN\t 2000\n", 2000), ("", 1000)])
 def test_uid_min(text, expected):
     assert site_probe.uid_min(text) == expected
