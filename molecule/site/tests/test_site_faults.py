@@ -120,29 +120,39 @@ def _killed_then_rerun():
     return killed_at, first, second, _status(host_name, name), epochs * STEPS_PER_EPOCH, time.monotonic() - start
 
 
-# The restart fault's job trains a ShareGPT copy of the lab data set (messages of role/content, JSON lines), so that
-# formatting runs end to end through the site at no extra cost.
-CHATS = {"name": "tiny_chats", "formatting": "sharegpt", "columns": {"messages": "messages"},
+# The restart fault's job trains a ShareGPT copy of the lab data set (messages of role/content, JSON lines) split into
+# two data sets of one job (lora_job_dataset a list, each entry with its src; the lab's lora_job_dataset_src emptied),
+# so both run end to end through the site at no extra cost. LLaMA-Factory 0.9.5 applies max_samples to each data set
+# (data/loader.py _load_single_dataset), then concatenates them and holds out val_size: the first MAX_SAMPLES records,
+# half in each file, with max_samples MAX_SAMPLES // 2, train the same 64 samples at 8 steps an epoch.
+CHATS = {"formatting": "sharegpt", "columns": {"messages": "messages"},
          "tags": {"role_tag": "role", "content_tag": "content", "user_tag": "user", "assistant_tag": "assistant"}}
+CHAT_SETS = ("tiny_chats_a", "tiny_chats_b")
 
 
-def _chats_file():
+def _chats_files():
+    """The two halves of the first MAX_SAMPLES records, as lora_job_dataset entries with their src."""
     with open(os.path.join(PROJECT, ".cache", "lab", "tinymodel", "data", "tiny_alpaca.json"), encoding="utf-8") as handle:
-        records = json.load(handle)
-    path = os.path.join(EPHEMERAL, "tiny_chats.jsonl")
-    with open(path, "w", encoding="utf-8") as handle:
-        for record in records:
-            prompt = record["instruction"] + ("\n" + record["input"] if record.get("input") else "")
-            handle.write(json.dumps({"messages": [{"role": "user", "content": prompt},
-                                                  {"role": "assistant", "content": record["output"]}]}) + "\n")
-    return path
+        records = json.load(handle)[:MAX_SAMPLES]
+    half = MAX_SAMPLES // 2
+    entries = []
+    for name, part in zip(CHAT_SETS, (records[:half], records[half:])):
+        path = os.path.join(EPHEMERAL, name + ".jsonl")
+        with open(path, "w", encoding="utf-8") as handle:
+            for record in part:
+                prompt = record["instruction"] + ("\n" + record["input"] if record.get("input") else "")
+                handle.write(json.dumps({"messages": [{"role": "user", "content": prompt},
+                                                      {"role": "assistant", "content": record["output"]}]}) + "\n")
+        entries.append(dict(CHATS, name=name, src=path))
+    return entries
 
 
 def _killed_with_restart():
     name, epochs, host_name = "fault-restart", 4, AT["restart"][0]
     start = time.monotonic()
     process = _play(*_job_args("restart", name, epochs, "-e", "lora_job_restart=true", "-e", "lora_job_restart_delay=3",
-                               "-e", json.dumps({"lora_job_dataset": CHATS}), "-e", "lora_job_dataset_src=" + _chats_file()))
+                               "-e", json.dumps({"lora_job_dataset": _chats_files(), "lora_job_dataset_src": "",
+                                                 "lora_job_max_samples": MAX_SAMPLES // 2})))
     _wait_for_checkpoint(host_name, name, process, 2 * SAVE_STEPS)
     _on(host_name, "systemctl kill --kill-whom=main --signal=SIGKILL radeonlab-lora-%s.service" % name)
     killed_at = _checkpoints(host_name, name)[-1]
@@ -243,9 +253,15 @@ def test_with_lora_job_restart_systemd_restarts_a_killed_runner_and_the_same_pla
     assert status["state"] == "succeeded" and status["global_step"] == steps, status
     assert status["attempts"][-1]["resumed_from"] == "checkpoint-%d" % killed_at, status["attempts"]
     trained_on = json.loads(_on(AT["restart"][0], "cat /var/lib/radeonlab/lora/fault-restart/runs/*/data/dataset_info.json"))
-    assert trained_on["tiny_chats"]["formatting"] == "sharegpt" and trained_on["tiny_chats"]["columns"] == {"messages": "messages"}
+    assert sorted(trained_on) == list(CHAT_SETS), trained_on
+    for name in CHAT_SETS:
+        assert trained_on[name]["formatting"] == "sharegpt" and trained_on[name]["columns"] == {"messages": "messages"}, trained_on
+        assert trained_on[name]["file_name"] == "/var/lib/radeonlab/lora/fault-restart/data/%s.jsonl" % name, trained_on
+    train = _on(AT["restart"][0], "cat /var/lib/radeonlab/lora/fault-restart/runs/*/train.yaml")
+    assert 'dataset: "%s"' % ",".join(CHAT_SETS) in train.splitlines(), train
+    assert "max_samples: %d" % (MAX_SAMPLES // 2) in train.splitlines(), train
     _row("runner killed (SIGKILL to the main process) on %s after checkpoint-%d, lora_job_restart=true, the job on a "
-         "ShareGPT copy of the data set" % (AT["restart"][0], killed_at),
+         "ShareGPT copy of the data set split into two data sets" % (AT["restart"][0], killed_at),
          "systemd restarted the unit (%s restart in its journal); the play kept following" % restarts,
          "resumed from checkpoint-%d, trained to %d/%d, the same play ended rc 0" % (killed_at, status["global_step"], steps), seconds)
 
