@@ -53,5 +53,5 @@ def test_a_list_is_written_as_datasets_with_each_src_copied_into_the_data_direct
     assert found["_lora_job_dataset_copies"] == [{"variable": "lora_job_dataset[1] (a).src", "src": "/ctl/a.jsonl",
                                                   "dest": DATA + "a.jsonl", "dataset": CHATS}]
     assert found["_lora_job_dataset_src_files"] == {"lora_job_dataset[1] (a).src": {"path": "/ctl/a.jsonl", "dataset": CHATS, "kind": "file"}}
-    assert found["_lora_job_dataset_host_files"] == {"lora_job_dataset[2] (f).file": {"path": "/srv/f.json", "dataset": entries[2],
-                                                                                       "kind": "file"}}
+    host_file = {"path": "/srv/f.json", "dataset": entries[2], "kind": "file"}
+    assert found["_lora_job_dataset_host_files"] == {"lora_job_dataset[2] (f).file": host_file}
