@@ -107,8 +107,9 @@ wheelhouse: ## Serve .cache/wheelhouse on 127.0.0.1:8768 as a user would by hand
 	tests/lab/wheelhouse/serve.sh start
 
 .PHONY: tinymodel
-tinymodel: venv ## Build the lab's tiny Qwen2-shaped model and alpaca data set (no hub), content-keyed
+tinymodel: venv ## Build the lab's tiny Qwen2-shaped model and alpaca data set (no hub), and its stand-in hub; content-keyed
 	python tests/lab/tinymodel/build.py $(CACHE)/lab/tinymodel
+	python tests/lab/tinymodel/hub.py $(CACHE)/lab/tinymodel/model $(CACHE)/lab/hub
 
 # The scenarios' prepare steps start the hand-served wheelhouse they use. Whatever the outcome, the lab
 # servers this run started are stopped at the end, so nothing of `make test` keeps listening; one that was

@@ -43,7 +43,12 @@ HUB_PORT = 8890
 HUB_CACHE = os.path.join(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "/tmp"), "hub-configs")
 HUB_SERVER = http.server.ThreadingHTTPServer(("127.0.0.1", HUB_PORT), functools.partial(http.server.SimpleHTTPRequestHandler, directory=HUB))
 threading.Thread(target=HUB_SERVER.serve_forever, daemon=True).start()
-HUB_MODEL = {"lora_job_model_src": "", "lora_job_model": "Qwen/Qwen2.5-72B-Instruct", "lora_job_hub_config_cache": HUB_CACHE}
+HUB_MODEL = {"lora_job_model_src": "", "lora_job_model": "Qwen/Qwen2.5-72B-Instruct", "lora_job_hub_config_cache": HUB_CACHE,
+             "lora_job_model_cache": False}
+# The lab downloads its model through the mirror's stand-in hub (lora_job_model_cache); these cases use the fixture hub
+# and a model cache of this scenario's own, one folder per case (the download of one must not be found by another).
+MODEL_CACHE = os.path.join(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "/tmp"), "model-cache")
+FIXTURE_HUB = "http://127.0.0.1:%d" % HUB_PORT
 
 # (id, what is wrong, extra vars (JSON) or raw -e / -i arguments, text the refusal must contain)
 CASES = [
@@ -98,7 +103,7 @@ CASES = [
      "record 0 is not an alpaca record"),
     ("model-path-missing", "host model path that does not exist", {"lora_job_model_src": "", "lora_job_model": "/srv/models/missing"},
      "lora_job_model '/srv/models/missing' is not a directory"),
-    ("model-src-missing", "controller model directory that does not exist", {"lora_job_model_src": "/nonexistent/model"},
+    ("model-src-missing", "controller model directory that does not exist", {"lora_job_model": "", "lora_job_model_src": "/nonexistent/model"},
      "lora_job_model_src ('/nonexistent/model') must be a directory"),
     ("cutoff-too-long", "cutoff that cannot fit the 24 GiB card", {"lora_job_cutoff_len": 100000},
      "lora_job_cutoff_len 100000 / the model does not fit the GPU"),
@@ -119,7 +124,18 @@ CASES = [
      {**HUB_MODEL, "lora_job_hf_endpoint": "http://127.0.0.1:%d" % HUB_PORT}, "a 72.71 B-parameter model at cutoff_len"),
     ("hub-config-unreachable", "a hub model without params_b whose config.json cannot be fetched",
      {**HUB_MODEL, "lora_job_hf_endpoint": "http://127.0.0.1:9"}, "its config.json (which sizes the job) did not come from"),
-    ("venv-space", "venv path with a space", {"pytorch_rocm_venv": "/opt/my venv"}, "pytorch_rocm_venv must be an absolute path of letters"),
+    ("model-cache-unreachable", "lora_job_model_cache with a hub the controller cannot reach",
+     {"lora_job_hf_endpoint": "http://127.0.0.1:9", "lora_job_model_cache_dir": MODEL_CACHE + "-unreachable"},
+     "lora_job_model_cache: the files of 'radeonlab-lab/tiny-qwen2' at revision 'main' could not be listed from http://127.0.0.1:9"),
+    ("model-cache-tampered", "lora_job_model_cache from a hub serving a file other than the one it lists (LFS sha256)",
+     {"lora_job_model": "radeonlab-lab/tampered", "lora_job_hf_endpoint": FIXTURE_HUB, "lora_job_model_cache_dir": MODEL_CACHE + "-tampered"},
+     "did not match"),
+    ("model-cache-escaping", "lora_job_model_cache from a hub listing a file named ../../.bashrc",
+     {"lora_job_model": "radeonlab-lab/escaping", "lora_job_hf_endpoint": FIXTURE_HUB, "lora_job_model_cache_dir": MODEL_CACHE + "-escaping"},
+     "the hub lists file names that are not plain relative paths: '../../.bashrc'"),
+    ("model-cache-modelscope", "lora_job_model_cache with a ModelScope model", {"lora_job_use_modelscope": True, "lora_job_model_params_b": 0.5},
+     "ModelScope (lora_job_use_modelscope) has no such API here"),
+ {"pytorch_rocm_venv": "/opt/my venv"}, "pytorch_rocm_venv must be an absolute path of letters"),
     ("venv-semicolon", "venv path with ;", {"lora_job_venv": "/opt/venv;reboot"}, "lora_job_venv must be an absolute path of letters"),
     ("prefix-semicolon", "ROCm prefix with ;", {"rocm_driver_prefix": "/opt/rocm;reboot"}, "rocm_driver_prefix must be an absolute path of letters"),
     ("poll-zero-torch", "pytorch_rocm poll interval 0", {"pytorch_rocm_poll_interval": 0}, "pytorch_rocm_poll_interval must be a number greater than 0"),

@@ -8,7 +8,8 @@
 #   LAB_MIRROR_BIND    address (default 127.0.0.1; the lab is never exposed further
 #                      unless you set this yourself)
 #
-# Only LAB_DIR/rocm, LAB_DIR/amdgpu and LAB_DIR/LAB-STANDIN-README.txt are served
+# Only LAB_DIR/rocm, LAB_DIR/amdgpu, LAB_DIR/hub (the tiny model as a Hugging Face hub serves it, written by
+# tests/lab/tinymodel/hub.py) and LAB_DIR/LAB-STANDIN-README.txt are served
 # (never LAB_DIR/.private, which holds the throwaway signing key).
 # Access log: LAB_DIR/mirror-access.log, one line per request:
 #   <UTC time> <client> <method> <%-decoded path> <status> <bytes sent>
@@ -31,7 +32,7 @@ ERROR_LOG=$LAB_DIR/mirror-server.log
 URL=http://$BIND:$PORT
 SERVE_NAME=mirror
 SERVE_DIR=$LAB_DIR
-SERVE_OPTS=(--allow-top rocm --allow-top amdgpu --allow-top LAB-STANDIN-README.txt --log-decoded)
+SERVE_OPTS=(--allow-top rocm --allow-top amdgpu --allow-top hub --allow-top LAB-STANDIN-README.txt --log-decoded)
 SERVE_PROBE=/rocm/rocm.gpg.key
 PORT_VAR=LAB_MIRROR_PORT
 USAGE="start|stop|restart|status|url|clear-log"
