@@ -135,7 +135,7 @@ CASES = [
      "the hub lists file names that are not plain relative paths: '../../.bashrc'"),
     ("model-cache-modelscope", "lora_job_model_cache with a ModelScope model", {"lora_job_use_modelscope": True, "lora_job_model_params_b": 0.5},
      "ModelScope (lora_job_use_modelscope) has no such API here"),
- {"pytorch_rocm_venv": "/opt/my venv"}, "pytorch_rocm_venv must be an absolute path of letters"),
+    ("venv-space", "venv path with a space", {"pytorch_rocm_venv": "/opt/my venv"}, "pytorch_rocm_venv must be an absolute path of letters"),
     ("venv-semicolon", "venv path with ;", {"lora_job_venv": "/opt/venv;reboot"}, "lora_job_venv must be an absolute path of letters"),
     ("prefix-semicolon", "ROCm prefix with ;", {"rocm_driver_prefix": "/opt/rocm;reboot"}, "rocm_driver_prefix must be an absolute path of letters"),
     ("poll-zero-torch", "pytorch_rocm poll interval 0", {"pytorch_rocm_poll_interval": 0}, "pytorch_rocm_poll_interval must be a number greater than 0"),
