@@ -25,21 +25,9 @@ import json
 import os
 import sys
 
+from build import write_if_changed  # the tiny model's own builder, beside this file
+
 LFS_SUFFIXES = (".safetensors",)
-
-
-def write_if_changed(path: str, content: bytes) -> bool:
-    try:
-        with open(path, "rb") as handle:
-            if handle.read() == content:
-                return False
-    except OSError:
-        pass
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".tmp", "wb") as handle:
-        handle.write(content)
-    os.replace(path + ".tmp", path)
-    return True
 
 
 def main(argv: list[str] | None = None) -> int:
