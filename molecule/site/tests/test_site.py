@@ -5,6 +5,7 @@ off, as a real fleet has it, and check that each guard stops with its message be
 """
 
 import functools
+import hashlib
 import http.cookiejar
 import json
 import os
@@ -91,6 +92,31 @@ def test_adapter_files_exist_on_the_host(host):
     for name in ("adapter_model.safetensors", "adapter_config.json", "trainer_state.json", "training_loss.png"):
         assert host.file(os.path.join(output, name)).is_file, name
     assert host.file(output).user == "trainer"
+
+
+def test_the_model_came_from_the_hub_once_through_the_controller_cache(host):
+    # inventory/lab: lora_job_model_cache with the mirror's stand-in hub (tests/lab/tinymodel/hub.py)
+    cache = os.path.join(PROJECT, ".cache", "lab", "model-cache", "radeonlab-lab--tiny-qwen2@main")
+    with open(cache + ".json", encoding="utf-8") as handle:
+        manifest = json.load(handle)
+    with open(os.path.join(PROJECT, ".cache", "lab", "hub", "api", "models", "radeonlab-lab", "tiny-qwen2", "revision", "main"),
+              encoding="utf-8") as handle:
+        listing = json.load(handle)
+    assert manifest["commit"] == listing["sha"]
+    listed = sorted(s["rfilename"] for s in listing["siblings"] if not s["rfilename"].startswith("."))
+    assert [f["path"] for f in manifest["files"]] == listed
+    assert [f["path"] for f in manifest["files"] if f["sha256"]] == ["model.safetensors"]
+    model = "/var/lib/radeonlab/lora/tiny-alpaca/model"
+    assert sorted(host.file(model).listdir()) == listed, "the host's model is not the cache's copy (or has its dot-files)"
+    for entry in manifest["files"]:
+        with open(os.path.join(cache, entry["path"]), "rb") as handle:
+            content = handle.read()
+        assert host.file(model + "/" + entry["path"]).sha256sum == hashlib.sha256(content).hexdigest(), entry["path"]
+        if entry["sha256"]:
+            assert hashlib.sha256(content).hexdigest() == entry["sha256"], entry["path"]
+    source = os.path.join(PROJECT, ".cache", "lab", "tinymodel", "model", "model.safetensors")
+    with open(source, "rb") as handle:
+        assert host.file(model + "/model.safetensors").sha256sum == hashlib.sha256(handle.read()).hexdigest()
 
 
 def test_training_unit_ran_as_the_training_user(host):
