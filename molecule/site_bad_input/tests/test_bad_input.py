@@ -129,7 +129,7 @@ CASES = [
      "lora_job_model_cache: the files of 'radeonlab-lab/tiny-qwen2' at revision 'main' could not be listed from http://127.0.0.1:9"),
     ("model-cache-tampered", "lora_job_model_cache from a hub serving a file other than the one it lists (LFS sha256)",
      {"lora_job_model": "radeonlab-lab/tampered", "lora_job_hf_endpoint": FIXTURE_HUB, "lora_job_model_cache_dir": MODEL_CACHE + "-tampered"},
-     "did not match"),
+     "lora_job_model_cache: 1 file(s) of 'radeonlab-lab/tampered' did not come from %s: config.json (The checksum" % FIXTURE_HUB),
     ("model-cache-escaping", "lora_job_model_cache from a hub listing a file named ../../.bashrc",
      {"lora_job_model": "radeonlab-lab/escaping", "lora_job_hf_endpoint": FIXTURE_HUB, "lora_job_model_cache_dir": MODEL_CACHE + "-escaping"},
      "the hub lists file names that are not plain relative paths: '../../.bashrc'"),
