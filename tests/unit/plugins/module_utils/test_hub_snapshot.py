@@ -74,6 +74,7 @@ def test_lfs_files_carry_their_sha256_and_git_files_none():
     (info(git("config.json"), {"rfilename": 7}), "not plain relative paths"),
     (info(git("config.json"), lfs("model.safetensors", sha="not-a-sha")), "model.safetensors as an LFS file without a sha256"),
     (info(lfs("model.safetensors")), "no config.json"),
+    (info(git("config.json"), {"rfilename": "model.safetensors", "size": 9, "lfs": "yes"}), "model.safetensors as an LFS file without"),
 ])
 def test_answers_refused_whole(answer, problem):
     result = hs.snapshot(answer)
