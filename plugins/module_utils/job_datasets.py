@@ -114,3 +114,42 @@ def _duplicates(entries):
             else:
                 seen[value] = index
     return found
+
+
+def plan(value, dataset_src, job_dir):
+    """What lora_job does with a valid ``value`` (lora_job_dataset) and ``dataset_src`` in the job directory ``job_dir``.
+
+    Returns ``file`` (a single mapping's file on the host, else ''), ``spec`` ({'dataset': ...} for a mapping, written
+    as it always was, or {'datasets': [...]}, each entry's src replaced by its file in the job's data directory),
+    ``copies`` [{variable, src, dest, dataset}] (the controller files to copy, each read as ``dataset`` says),
+    ``src_files`` and ``host_files`` ({variable: {path, dataset, kind}}: what the preflight reads of a list).
+    Anything ``problems`` refuses (a string, an entry that is no mapping) plans nothing, so a report can still name it.
+    """
+    data_dir = job_dir.rstrip("/") + "/data/"
+    if isinstance(value, dict):
+        host_file = (data_dir + os.path.basename(str(dataset_src))) if dataset_src else str(value.get("file") or "")
+        dataset = value
+        if host_file:  # a file on the host replaces any hub source; formatting, columns, tags, split... go with it
+            dataset = {key: item for key, item in value.items() if key not in ("file", "hf_hub_url", "ms_hub_url")}
+            dataset["file"] = host_file
+        copies = [{"variable": VARIABLE + "_src", "src": dataset_src, "dest": host_file, "dataset": value}] if dataset_src else []
+        return _with_files({"file": host_file, "spec": {"dataset": dataset}, "copies": copies, "host_files": {}})
+    entries, copies, host_files = [], [], {}
+    for index, entry in enumerate(value if isinstance(value, (list, tuple)) else []):
+        if not isinstance(entry, dict):
+            continue
+        written = {key: item for key, item in entry.items() if key != "src"}
+        if entry.get("src"):
+            written["file"] = data_dir + os.path.basename(str(entry["src"]))
+            copies.append({"variable": label(index, entry) + ".src", "src": entry["src"], "dest": written["file"],
+                           "dataset": entry})
+        if entry.get("file"):
+            host_files[label(index, entry) + ".file"] = {"path": entry["file"], "dataset": entry, "kind": "file"}
+        entries.append(written)
+    return _with_files({"file": "", "spec": {"datasets": entries}, "copies": copies, "host_files": host_files})
+
+
+def _with_files(found):
+    found["src_files"] = {copy["variable"]: {"path": copy["src"], "dataset": copy["dataset"], "kind": "file"}
+                          for copy in found["copies"]}
+    return found

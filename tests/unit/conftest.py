@@ -9,6 +9,8 @@ pytest cache directory gives it that name without copying anything.
 import os
 import sys
 
+from ansible.plugins.loader import init_plugin_loader
+
 _ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 _TREE = os.path.join(_ROOT, ".cache", "collection_path")
 _LINK = os.path.join(_TREE, "ansible_collections", "radeonlab", "llm")
@@ -18,6 +20,8 @@ if not os.path.islink(_LINK):
     os.symlink(_ROOT, _LINK)
 if _TREE not in sys.path:
     sys.path.insert(0, _TREE)
+# Templar (role vars rendered by tests) finds the collection's filters, radeonlab.llm.*, on the same tree.
+init_plugin_loader([_TREE])
 
 
 # --- no silent skips -------------------------------------------------------------------------

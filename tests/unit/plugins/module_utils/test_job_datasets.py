@@ -90,3 +90,32 @@ def test_a_missing_host_file_of_an_entry_points_at_its_src():
     entries = {"lora_job_dataset[1] (b).file": {"path": "/srv/b.json", "kind": "file", "dataset": {"name": "b"}}}
     assert si.file_problems(entries, {}) == ["lora_job_dataset[1] (b).file '/srv/b.json' is not a file on this host: copy it "
                                              "there, or name it on the controller with the entry's src."]
+
+
+JOB = "/var/lib/radeonlab/lora/job"
+
+
+@pytest.mark.parametrize("value, dataset_src, file, spec, copied", [
+    ({"name": "x", "hf_hub_url": "o/x", "split": "train"}, "", "", {"dataset": {"name": "x", "hf_hub_url": "o/x", "split": "train"}}, []),
+    ({"name": "t", "hf_hub_url": "o/t", "formatting": "sharegpt"}, "/ctl/t.json", JOB + "/data/t.json",
+     {"dataset": {"name": "t", "formatting": "sharegpt", "file": JOB + "/data/t.json"}}, [("lora_job_dataset_src", "/ctl/t.json")]),
+    ({"name": "y", "file": "/srv/y.json", "ms_hub_url": "o/y"}, "", "/srv/y.json", {"dataset": {"name": "y", "file": "/srv/y.json"}}, []),
+    ([A, {"name": "h", "hf_hub_url": "o/h"}], "", "",
+     {"datasets": [{"name": "a", "formatting": "sharegpt", "file": JOB + "/data/a.jsonl"}, {"name": "h", "hf_hub_url": "o/h"}]},
+     [("lora_job_dataset[0] (a).src", "/ctl/a.jsonl")]),
+    ("tiny", "", "", {"datasets": []}, []),
+    ([3, B], "", "", {"datasets": [{"name": "b", "file": JOB + "/data/b.jsonl"}]}, [("lora_job_dataset[1] (b).src", "/ctl/b.jsonl")]),
+])
+def test_plan_writes_the_spec_and_lists_the_copies(value, dataset_src, file, spec, copied):
+    found = jd.plan(value, dataset_src, JOB + "/")
+    assert (found["file"], found["spec"]) == (file, spec)
+    assert [(copy["variable"], copy["src"]) for copy in found["copies"]] == copied
+    assert sorted(found["src_files"]) == sorted(variable for variable, _ in copied)
+
+
+def test_plan_lists_the_host_files_of_a_list_for_the_preflight():
+    entries = [{"name": "f", "file": "/srv/f.json", "formatting": "sharegpt"}, A]
+    found = jd.plan(entries, "", JOB)
+    assert found["host_files"] == {"lora_job_dataset[0] (f).file": {"path": "/srv/f.json", "dataset": entries[0], "kind": "file"}}
+    assert found["src_files"]["lora_job_dataset[1] (a).src"] == {"path": "/ctl/a.jsonl", "dataset": A, "kind": "file"}
+    assert found["copies"][0]["dest"] == JOB + "/data/a.jsonl"
