@@ -72,4 +72,4 @@ def test_the_site_in_check_mode_on_a_fresh_host_fails_nowhere_changes_nothing_an
     assert "Check mode: a real run installs" in output and "[%s]" % name in output
     stop = output.split("End the check of this host where nothing further can be predicted", 1)
     assert "Check mode: apt knows no candidate for" in stop[0] and "rocm-hip-runtime" in stop[0], output[-3000:]
-    assert "TASK [radeonlab.llm.pytorch_rocm : Start pip install" not in output
+    assert "TASK [radeonlab.llm.venv_pip : Start pip install" not in output
