@@ -135,9 +135,13 @@ SOURCES = {
     ),
     "rocm_releases": (
         "https://github.com/ROCm/rocminfo/releases and https://github.com/ROCm/rccl/releases (rocm-7.0.0 ... rocm-7.2.4 "
-        "tags: 7.0.0 2025-09-16, 7.0.2 10 Oct, 7.1.0 30 Oct, 7.1.1 26 Nov, 7.2.0 2026-01-21, 7.2.4 28 May 'Latest'); "
+        "tags: 7.0.0 2025-09-16, 7.0.2 10 Oct, 7.1.0 30 Oct, 7.1.1 26 Nov, 7.2.0 2026-01-21, 7.2.1 24 Mar, 7.2.2 14 Apr, "
+        "7.2.3 04 May (rccl) / 05 May (rocminfo), 7.2.4 28 May 'Latest'); "
         "api-evangelist/advanced-micro-devices changelog @7215df2e (from api.github.com/repos/ROCm/ROCm/releases, "
-        "generated 2026-08-30); pytorch/test-infra#7430 (2025-10-31): 'ROCm 7.1 released 10/30'"
+        "generated 2026-08-30; GitHub releases rocm-7.1.0 2025-11-03, 7.2.0 2026-01-23, 7.2.1 2026-03-25, 7.2.3 "
+        "2026-05-04); https://github.com/ROCm/legacy-rocm-build/releases/tag/rocm-7.2.2 ('quality release'); "
+        "pytorch/test-infra#7430 (2025-10-31): 'ROCm 7.1 released 10/30'. Read 2026-12-04 "
+        "(docs/research/current_stack_sources.md §1)"
     ),
     "amdgpu_versions": (
         "ROCm/amdgpu-docs docs/release/versions.rst @14a89b8e (30.10.0 2025-09-16, 30.10.1 2025-09-17, 30.10.2 "
@@ -156,8 +160,102 @@ SOURCES = {
     "torch_companions_7x": (
         "torch==2.10.0 torchvision==0.25.0 torchaudio==2.10.0 and torch==2.11.0 torchvision==0.26.0 torchaudio==2.11.0 "
         "(3rd-party install lines); ROCm/TheRock RELEASES.md @89553ce3 compatibility table: torch 2.12 / 2.13 with "
-        "torchvision 0.27 / 0.28 and torchaudio 2.11 (TheRock's wheels; download.pytorch.org's torchaudio for 2.12+ "
-        "UNVERIFIED)"
+        "torchvision 0.27 / 0.28 and torchaudio 2.11; pytorch/test-infra release/release_versions.sh @61a77570 "
+        "(torch 2.12.1: torchvision 0.27.1, torchaudio 2.11.0); torchaudio stops at 2.11, which serves torch >= 2.11 "
+        "(torchaudio_211)"
+    ),
+    "compat_72": (
+        "AMD's compatibility-matrix.rst with columns '7.2.3', '7.2.2/7.2.1', '7.1.0' (index file id 55060345366, read "
+        "2026-12-04): Ubuntu 24.04.3 / 22.04.5, Debian 13 / 12, RHEL 10.1, 10.0, 9.7, 9.6, 9.4, 8.10, SLES 15 SP7, "
+        "Oracle Linux 10/9/8, Rocky Linux 9; targets gfx950, gfx1201, gfx1200, gfx1101, gfx1100, gfx1030, gfx942, "
+        "gfx90a, gfx908; amdgpu '30.30.x, 30.20.x, 30.10.x, 6.4.x'; PyTorch '2.9.1, 2.8.0, 2.7.1' (AMD's own builds). "
+        "Footnote: 'Some GPUs have limited operating system support', pointing at install-on-linux docs-7.2.2 "
+        "system-requirements.html#supported-gpus (no stored copy: the Radeon OS list stays UNVERIFIED)"
+    ),
+    "compat_70_footnotes": (
+        "AMD's RDNA footnotes, two variants: ROCm 7.0.0 (index file id 10950866315): 'R9700 ... RX 9070 ... RX 9060 XT "
+        "... RX 7800 XT, RX 7700 XT, PRO W7700 ... PRO W6800 ... are only supported on Ubuntu 24.04.3, Ubuntu 22.04.5, "
+        "and RHEL 9.6'; compatibility-matrix.rst with columns 7.1.0, 7.0.2, 6.4.0 (index file id 10950375436): 'For "
+        "ROCm 7.0.x ... only supports Ubuntu 24.04.3, Ubuntu 22.04.5, RHEL 10.0, and RHEL 9.6' (the historical CSV "
+        "variant adds RHEL 9.4), the same footnote on the 7.1.0 column; Debian 13 'supported only on AMD Instinct "
+        "MI300X' from 7.0.2. Read 2026-12-04"
+    ),
+    "amdgpu_7221": (
+        "https://github.com/ROCm/legacy-rocm-build/issues/6156 (2026-04-17): 'https://repo.radeon.com/amdgpu/30.30.1/ubuntu "
+        "for ROCm 7.2.1 is accessible'; amdgpu-install_7.2.2.70202-1 writes amdgpu/30.30.2/ubuntu, which returned 404; "
+        "AMD (harkgill-amd): 'the decision was made to temporarily use the https://repo.radeon.com/amdgpu/30.30.1/ubuntu "
+        "on release hence the sed commands' in the quick-start, and 30.30.2 'was just recently made available as "
+        "well so the repo should work fine OOB now'"
+    ),
+    "amdgpu_aliases": (
+        "https://github.com/ROCm/legacy-rocm-build/issues/5881 (2026-01-22) and #5968 (2026-02-15, Ubuntu 24.04.4): "
+        "amdgpu-install 7.2 writes repo.radeon.com/amdgpu/7.2/ubuntu, 'noble Release 404 Not Found'; #5625 "
+        "(2025-11-06, 3rd-party): 'AMD appears to have forgotten to symlink the 7.1 folder to 30.20 ... 7.0.2 being "
+        "identical to 30.10'"
+    ),
+    "amdgpu_epoch_31": (
+        "https://github.com/ROCm/legacy-rocm-build/issues/6155 (RDNA4 / 1002:7551 firmware mismatch; 2026-04-28: "
+        "Ubuntu 24.04.4, 'amdgpu-dkms: 1:6.19.0.31200000-2307534.24.04', 'amdgpu-dkms-firmware: "
+        "31.20.0.0.31200000-2307534.24.04', 'AMD Radeon AI PRO R9700 / PCI ID 1002:7551')"
+    ),
+    "test_infra_matrix": (
+        "pytorch/test-infra tools/scripts/generate_binary_build_matrix.py ROCM_ARCHES_DICT['release'] at each go-live "
+        "commit (snapshot @61a77570, 2026-08-21): 2.9.0 f563b660 (2025-10-14) and 2.9.1 06789010 (2025-11-11): 6.3, "
+        "6.4; 2.10.0 e8208cf2 (2026-01-20, 'Release 2.10 go live'): 7.0, 7.1; 2.11.0 0cd5e78a (2026-03-23), 2.12.0 "
+        "626d4e70 (2026-05-12), 2.12.1 77e179c3 (2026-06-17), 2.13.0 6d36e31f (2026-07-08, 'Release 2.13 go live'): "
+        "7.1, 7.2. Companions: tools/analytics/validate_pypi_staging.py PACKAGE_RELEASES (2.10.0: 0.25.0 / 2.10.0), "
+        "release/release_versions.sh (2.11.0: 0.26.0 / 2.11.0 at 0cd5e78a; 2.12.1: 0.27.1 / 2.11.0 at HEAD). The "
+        "x.y.z lists inside each index were not read"
+    ),
+    "torchaudio_211": (
+        "https://github.com/pytorch/audio/pull/4212 ('clarify torchaudio 2.11 supports torch>=2.11'; torchaudio "
+        "stops at 2.11); from 2.9 torchaudio declares no torch dependency (vast-ai/base-image#291, 3rd-party)"
+    ),
+    "torch_63_29": (
+        "Conflicting: test_infra_matrix (the 2.9.0 / 2.9.1 release matrices list ROCm 6.3 and 6.4) and a 3rd-party "
+        "index listing with torch-2.9.1+rocm6.3-...-manylinux_2_28_x86_64.whl (index file ids 9620688792, "
+        "56781625431) against rocm_facts.md §4 ('2.9.0/2.9.1: rocm6.4 only')"
+    ),
+    "torch_213_notes": (
+        "PyTorch 2.13.0 release notes (github.com/pytorch/pytorch/releases/tag/v2.13.0, read in a 3rd-party copy "
+        "ingested 2026-07-10, index file id 55729114164): 'ROCm gains AOTriton 0.12b with native HIP CMake'; tracked "
+        "regression https://github.com/pytorch/pytorch/issues/189194: torch==2.13.0+rocm7.2 breaks torch.compile on "
+        "CPU when no GPU is visible ('Can't detect vectorized ISA for CPU'), 2.12.1+rocm7.2 does not"
+    ),
+    "sdpa_torch_aotriton": (
+        "https://github.com/huggingface/kernels/pull/401 review comment (2026-03-26): 'Torch 2.10 and 2.11 use "
+        "aotriton 0.11.1 and 0.11.2 respectively'"
+    ),
+    "sdpa_012": (
+        "AOTriton 0.12b in torch 2.13: torch_213_notes and https://github.com/NixOS/nixpkgs/pull/562330 ('Aligns with "
+        "pytorch v2.13.0 expectation ... cmake/External/aotriton.cmake#L12'); ROCm/aotriton tag 0.12b (2026-05-18) "
+        "v3src/util.cc isArchExperimentallySupported(): 0x1150 0x1152 0x1153 0x1101 0x1102 0x1103 0x1200 0x1250, tag "
+        "message '[gpu_targets] Move gfx1100 and gfx1151 out of experimental'; the switch is still "
+        "TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1 (maintainer on ROCm/TheRock#1315, 2025-08-28)"
+    ),
+    "therock_pip": (
+        "ROCm/TheRock @89553ce3 (2026-08-22): RELEASES.md (rocm, rocm-sdk-core, rocm[libraries] -> "
+        "rocm-sdk-libraries, rocm[devel], rocm[device-gfx<target>] -> rocm-sdk-device-<target>; torch[device-gfx1201] "
+        "-> amd-torch-device-gfx1201; 'The torch packages depend on rocm[libraries]'; torch 2.11/2.12/2.13/2.14 with "
+        "torchaudio 2.11 and torchvision 0.26/0.27/0.28/0.29), docs/packaging/versioning.md (stable "
+        "'2.9.0+rocm7.10.0', nightly '2.9.0+rocm7.10.0a20251124'), docs/development/s3_buckets.md (stable multi-arch "
+        "https://repo.amd.com/rocm/whl-multi-arch/), build_tools/setup_venv.py (at tag therock-7.14 @418cd5f6 "
+        "'stable': 'https://repo.amd.com/rocm/whl/' + <family>/, which 3rd-party installs use as .../gfx1151/, "
+        ".../gfx1150/, .../gfx103X-all/; at HEAD https://stable.repo.amd.com/rocm/whl-next/), version.json @HEAD "
+        "'10.1.0'"
+    ),
+    "therock_status": (
+        "https://github.com/ROCm/legacy-rocm-build/releases/tag/rocm-7.14.0 (2026-07-16, 'transitions ROCm to "
+        "TheRock'; 7.9-7.13 were 'technology preview', release therock-7.9.0); AMD's transition guide "
+        "https://rocm.docs.amd.com/en/docs-7.14.0/_sources/about/transition-guide-TheRock.md: 7.14.0 is 'a preview "
+        "release built on our new build system'; 3rd-party ggml-org/llama.cpp release b10356: 'the first production "
+        "release using TheRock build system' (conflicting)"
+    ),
+    "therock_driver": (
+        "ROCm/TheRock RELEASES.md @89553ce3: 'We recommend installing the latest AMDGPU driver on Linux'; AMD engineer "
+        "on ROCm/TheRock#2465 (2025-12-09): nightlies 'should work with the latest amdgpu-dkms/Adrenaline driver'; "
+        "31.x drivers of that stream: 31.20 (amdgpu_epoch_31), 31.40.1 (ROCm/legacy-rocm-build PR #6581, 2026-08-06), "
+        "amdgpu-install/31.50 (ROCm/TheRock#7712). Which 31.x pairs with 7.14 / 10.x: UNVERIFIED"
     ),
     "bnb_lf": (
         "https://github.com/bitsandbytes-foundation/bitsandbytes/issues/1955 (LLaMA-Factory 0.9.5 QLoRA 4-bit on an "
@@ -292,11 +390,12 @@ RELEASES = {
         "per_node_override": True,
         "ubuntu": _UBUNTU_2404, "debian": ("13", "12"), "os_verified": True, "os_source": "compat_csv",
         "released": "7.0.0 (2025-09-16)", "latest": "7.0.2 (2025-10-10)", "release_source": "rocm_releases",
-        "notes": "+ RX 7700 XT, MI350X/MI355X (gfx950); MI50 unsupported. Debian 12 (13 from 7.0.2) for Instinct only; "
-                 "Radeon only on Ubuntu 24.04.3 / 22.04.5 and RHEL 9.6. Ryzen APUs (gfx1151) are not listed "
-                 "(ROCm/legacy-rocm-build#5339, 2025-09-16, 3rd-party). whl/rocm7.0 serves torch 2.10 only (an "
-                 "inference: test-infra#7430 then #7763); the wheel arch list is the one PyTorch's libtorch builder uses "
-                 "for ROCm 7.0.2. amdgpu driver 30.10.x.",
+        "notes": "+ RX 7700 XT, MI350X/MI355X (gfx950); MI50 unsupported. Debian 12 for Instinct only, Debian 13 "
+                 "(from 7.0.2) for MI300X only. Radeon: 7.0.0 'only supported on Ubuntu 24.04.3, Ubuntu 22.04.5, and "
+                 "RHEL 9.6'; 7.0.x (7.0.2 column) adds RHEL 10.0 (compat_70_footnotes). Ryzen APUs (gfx1151) are not "
+                 "listed (ROCm/legacy-rocm-build#5339, 2025-09-16, 3rd-party). whl/rocm7.0 serves torch 2.10 only "
+                 "(test_infra_matrix: the 2.10 release matrix is 7.0, 7.1, from 2.11 on 7.1, 7.2); the wheel arch list is "
+                 "the one PyTorch's libtorch builder uses for ROCm 7.0.2. amdgpu driver 30.10.x.",
     },
     "7.1": {
         "official_radeon": ("gfx1201", "gfx1200", "gfx1101", "gfx1100", "gfx1030"),
@@ -309,28 +408,36 @@ RELEASES = {
         "per_node_override": True,
         "ubuntu": _UBUNTU_2404, "debian": ("13", "12"), "os_verified": True, "os_source": "compat_csv",
         "released": "7.1.0 (2025-10-30)", "latest": "7.1.1 (2025-11-26)", "release_source": "rocm_releases",
-        "notes": "AMD's 7.1.0 column lists the 7.0 targets. Radeon on Ubuntu 24.04.3 / 22.04.5 and RHEL 10.1 / 10.0 "
-                 "(radeon_os_700); Debian for Instinct only. Ryzen (gfx1150/gfx1151) and gfx1102 on this line are "
+        "notes": "AMD's 7.1.0 column lists the 7.0 targets. 7.1.0: tag 2025-10-30, GitHub release 2025-11-03 "
+                 "(rocm_releases). Radeon: the 7.1.0 column keeps the 7.0.x footnote (Ubuntu 24.04.3, 22.04.5, RHEL "
+                 "10.0, 9.6; compat_70_footnotes), AMD's 7.1-era Radeon table lists Ubuntu 24.04.3 / 22.04.5 and RHEL "
+                 "10.1 / 10.0 (radeon_os_700); Debian 13 (MI355X/MI350X/MI325X/MI300X) and 12 for Instinct only. "
+                 "Ryzen (gfx1150/gfx1151) and gfx1102 on this line are "
                  "UNVERIFIED (no stored copy of AMD's 7.1 Radeon/Ryzen pages). Stable torch 2.10-2.13 on whl/rocm7.1 "
-                 "(torch_index_7x). amdgpu driver 30.20.x.",
+                 "(test_infra_matrix). amdgpu driver 30.20.x.",
     },
     "7.2": {
         "official_radeon": ("gfx1201", "gfx1200", "gfx1101", "gfx1100", "gfx1030"),
         "official_instinct": ("gfx950", "gfx942", "gfx90a", "gfx908"),
         "deprecated": (),
         "official_verified": False,
-        "official_source": "riol",
+        "official_source": "compat_72",
         "rocblas": _RB_70, "rocblas_verified": False,
         "torch": _TORCH_D, "torch_verified": False,
         "per_node_override": True,
-        "ubuntu": _UBUNTU_2404, "debian": ("13", "12"), "os_verified": False, "os_source": "radeon_os_700",
+        "ubuntu": _UBUNTU_2404, "debian": ("13", "12"), "os_verified": True, "os_source": "compat_72",
         "released": "7.2.0 (2026-01-21)", "latest": "7.2.4 (2026-05-28)", "release_source": "rocm_releases",
-        "notes": "UNVERIFIED (assumed as 7.1): no stored copy of AMD's 7.2.x compatibility pages; AMD's 7.14 pages list "
-                 "the same Radeon targets plus gfx1102 on Ubuntu 24.04.4 / 22.04.5. Ryzen gfx1151 UNVERIFIED (an AMD "
-                 "comment on ROCm/legacy-rocm-build#5339, 2026-03-25, says the Radeon/Ryzen docs call out Strix Halo). "
-                 "Stable torch 2.11-2.13 on whl/rocm7.2 (torch_index_7x; which torch first used it is an inference). "
-                 "amdgpu driver 30.30.x (AMDGPU_REPO_VERSIONS). 7.2.5 UNVERIFIED. Classic 7.2.x still needs the override "
-                 "for gfx1101-class targets (3rd-party); TheRock 7.14+/10.x is not covered by this matrix.",
+        "notes": "AMD's 7.2.x compute matrix (compat_72) lists these targets and Ubuntu 24.04.3 / 22.04.5, Debian 13 / "
+                 "12 (Instinct only), RHEL 10.1 ... 8.10. The Radeon-specific OS and GPU list is UNVERIFIED (AMD: 'Some "
+                 "GPUs have limited operating system support'; its docs-7.2.2 system-requirements page is not stored), "
+                 "so the official lists stay unverified; AMD's 7.14 pages list the same Radeon targets plus gfx1102 on "
+                 "Ubuntu 24.04.4 / 22.04.5. Ryzen gfx1151 UNVERIFIED on classic 7.2 (absent from every compute matrix "
+                 "through 7.2.3; an AMD comment on ROCm/legacy-rocm-build#5339, 2026-03-25, says the Radeon/Ryzen docs "
+                 "call out Strix Halo; 7.14.0 adds it). Point releases (rocm_releases): 7.2.1 2026-03-24, 7.2.2 "
+                 "2026-04-14 (quality release), 7.2.3 2026-05-04, 7.2.4 2026-05-28; no 7.2.5 found (rocm-7.14.0 is the "
+                 "last classic tag). Stable torch 2.11-2.13 on whl/rocm7.2 (test_infra_matrix). amdgpu driver 30.30.x "
+                 "(AMDGPU_REPO_VERSIONS; 7.2.4's UNVERIFIED). Classic 7.2.x still needs the override for gfx1101-class "
+                 "targets (3rd-party); TheRock 7.14+/10.x is not covered by this matrix (THEROCK).",
     },
 }
 
@@ -338,19 +445,24 @@ RELEASE_LINES = tuple(RELEASES)
 
 # From ROCm 7.0 the amdgpu driver repository (repo.radeon.com/amdgpu/<version>/ubuntu) has its own version. Keys are
 # ROCm versions with a trailing ".0" stripped, as in the repository paths; a release missing here has no confirmed
-# pairing (7.2.1/7.2.2: AMD's conf.py says 30.30.2, the 7.2.1 installer ships 30.30.1; 7.2.4: none seen) and
-# radeonlab.llm.rocm_repo asks for rocm_repo_amdgpu_version. roles/rocm_repo/vars/main.yml holds the same table.
+# pairing (7.2.4: none seen) and radeonlab.llm.rocm_repo asks for rocm_repo_amdgpu_version. Never derive the path
+# from the ROCm version (amdgpu/7.2 answers 404: amdgpu_aliases). roles/rocm_repo/vars/main.yml holds the same table.
 AMDGPU_REPO_VERSIONS = {
     "7.0": "30.10", "7.0.1": "30.10.1", "7.0.2": "30.10.2",
     "7.1": "30.20", "7.1.1": "30.20.1",
-    "7.2": "30.30", "7.2.3": "30.30.3",
+    "7.2": "30.30", "7.2.1": "30.30.1", "7.2.2": "30.30.2", "7.2.3": "30.30.3",
 }
 AMDGPU_REPO_NOTES = (
     "7.0 ... 7.2: a ROCm and a driver release of the same day (amdgpu_versions), also in 3rd-party scripts; "
-    "7.2.3 -> 30.30.3: AMD's amdgpu-docs conf.py. Firmware epoch trap "
+    "7.2.1 -> 30.30.1 (amdgpu_7221); 7.2.2 -> 30.30.2 is amdgpu-install 7.2.2's own line, which answered 404 at "
+    "release: AMD pointed its quick-start at 30.30.1 for a few days and published 30.30.2 by 2026-04-17 "
+    "(amdgpu_7221); 7.2.3 -> 30.30.3: AMD's amdgpu-docs conf.py; 7.2.4: UNVERIFIED. Never use the "
+    "repo.radeon.com/amdgpu/<ROCm version> aliases from 7.0 on (amdgpu/7.2 answered 404, amdgpu/7.1 was never "
+    "linked to 30.20: amdgpu_aliases). Firmware epoch trap "
     "(rocm_facts.md §1, ROCm/ROCm#5566): 6.4.x's amdgpu-dkms-firmware 1:6.12.12.60404 (epoch 1) outranks "
     "30.10.2.0.30100200 from repo.radeon.com at pin priority 600, so an upgrade from 6.4 keeps the old firmware "
-    "unless it is replaced explicitly."
+    "unless it is replaced explicitly. The split outlives 30.x: driver 31.20 ships amdgpu-dkms 1:6.19.0.31200000 "
+    "(epoch 1) beside amdgpu-dkms-firmware 31.20.0.0.31200000 (none) (amdgpu_epoch_31)."
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -423,8 +535,9 @@ PRE_GFX9_REASON = (
 )
 
 # ---------------------------------------------------------------------------------------------
-# Chip IDs (rocminfo 'Chip ID', PCI device id) seen in the shared corpus or tests/fixtures/rocminfo. Used only to recognise
-# a capture taken while HSA_OVERRIDE_GFX_VERSION was set (Name: shows the overridden target).
+# Chip IDs (rocminfo 'Chip ID', PCI device id) seen in the shared corpus, tests/fixtures/rocminfo or a public issue
+# named in the entry. Used only to recognise a capture taken while HSA_OVERRIDE_GFX_VERSION was set (Name: shows the
+# overridden target).
 # ---------------------------------------------------------------------------------------------
 CHIP_IDS = {
     0x73df: ("gfx1031", "Navi 22 (RX 6700 XT / 6750 GRE), corpus 04 + 31"),
@@ -444,6 +557,8 @@ CHIP_IDS = {
                         "ROCm/TheRock#6783 list PCI ID 7590 as gfx1200 / Navi44"),
     0x7550: ("gfx1201", "RX 9070 XT, tests/fixtures/rocminfo 33 (ROCm/ROCm#5814); ROCm/rocminfo#123 lists 7550/7551 as "
                         "gfx1201"),
+    0x7551: ("gfx1201", "Radeon AI PRO R9700, PCI 1002:7551 (ROCm/legacy-rocm-build#6155); ROCm/rocminfo#123 lists "
+                        "7550/7551 as gfx1201"),
     0x13c0: ("gfx1036", "Granite Ridge iGPU (Ryzen 9 9950X), tests/fixtures/rocminfo 33 (ROCm/ROCm#5814)"),
 }
 
@@ -511,6 +626,10 @@ TORCH_WHEELS = (
      "numpy_pin": None, "verified": True, "nightly": False, "source": "torch_index"},
     {"torch": "2.8.0", "index_tag": "rocm6.3", "rocm_line": "6.3", "torchvision": "0.23.0", "torchaudio": "2.8.0",
      "numpy_pin": None, "verified": True, "nightly": False, "source": "torch_index"},
+    {"torch": "2.9.0", "index_tag": "rocm6.3", "rocm_line": "6.3", "torchvision": "0.24.0", "torchaudio": "2.9.0",
+     "numpy_pin": None, "verified": False, "nightly": False, "source": "torch_63_29"},
+    {"torch": "2.9.1", "index_tag": "rocm6.3", "rocm_line": "6.3", "torchvision": "0.24.1", "torchaudio": "2.9.1",
+     "numpy_pin": None, "verified": False, "nightly": False, "source": "torch_63_29"},
     {"torch": "2.8.0", "index_tag": "rocm6.4", "rocm_line": "6.4", "torchvision": "0.23.0", "torchaudio": "2.8.0",
      "numpy_pin": None, "verified": True, "nightly": False, "source": "torch_index"},
     {"torch": "2.9.0", "index_tag": "rocm6.4", "rocm_line": "6.4", "torchvision": "0.24.0", "torchaudio": "2.9.0",
@@ -518,28 +637,34 @@ TORCH_WHEELS = (
     {"torch": "2.9.1", "index_tag": "rocm6.4", "rocm_line": "6.4", "torchvision": "0.24.1", "torchaudio": "2.9.1",
      "numpy_pin": None, "verified": True, "nightly": False, "source": "torch_index"},
     {"torch": "2.10.0", "index_tag": "rocm7.0", "rocm_line": "7.0", "torchvision": "0.25.0", "torchaudio": "2.10.0",
-     "numpy_pin": None, "verified": False, "nightly": False, "source": "torch_index_7x",
+     "numpy_pin": None, "verified": True, "nightly": False, "source": "test_infra_matrix",
      "companions": "torch_companions_7x"},
     {"torch": "2.10.0", "index_tag": "rocm7.1", "rocm_line": "7.1", "torchvision": "0.25.0", "torchaudio": "2.10.0",
-     "numpy_pin": None, "verified": True, "nightly": False, "source": "torch_index_7x",
+     "numpy_pin": None, "verified": True, "nightly": False, "source": "test_infra_matrix",
      "companions": "torch_companions_7x"},
     {"torch": "2.11.0", "index_tag": "rocm7.1", "rocm_line": "7.1", "torchvision": "0.26.0", "torchaudio": "2.11.0",
-     "numpy_pin": None, "verified": False, "nightly": False, "source": "torch_index_7x",
+     "numpy_pin": None, "verified": True, "nightly": False, "source": "test_infra_matrix",
      "companions": "torch_companions_7x"},
     {"torch": "2.12.0", "index_tag": "rocm7.1", "rocm_line": "7.1", "torchvision": "0.27.0", "torchaudio": "2.11.0",
-     "numpy_pin": None, "verified": False, "nightly": False, "source": "torch_index_7x",
+     "numpy_pin": None, "verified": True, "nightly": False, "source": "test_infra_matrix",
+     "companions": "torch_companions_7x"},
+    {"torch": "2.12.1", "index_tag": "rocm7.1", "rocm_line": "7.1", "torchvision": "0.27.1", "torchaudio": "2.11.0",
+     "numpy_pin": None, "verified": True, "nightly": False, "source": "test_infra_matrix",
      "companions": "torch_companions_7x"},
     {"torch": "2.13.0", "index_tag": "rocm7.1", "rocm_line": "7.1", "torchvision": "0.28.0", "torchaudio": "2.11.0",
-     "numpy_pin": None, "verified": False, "nightly": False, "source": "torch_index_7x",
+     "numpy_pin": None, "verified": True, "nightly": False, "source": "test_infra_matrix",
      "companions": "torch_companions_7x"},
     {"torch": "2.11.0", "index_tag": "rocm7.2", "rocm_line": "7.2", "torchvision": "0.26.0", "torchaudio": "2.11.0",
-     "numpy_pin": None, "verified": True, "nightly": False, "source": "torch_index_7x",
+     "numpy_pin": None, "verified": True, "nightly": False, "source": "test_infra_matrix",
      "companions": "torch_companions_7x"},
     {"torch": "2.12.0", "index_tag": "rocm7.2", "rocm_line": "7.2", "torchvision": "0.27.0", "torchaudio": "2.11.0",
-     "numpy_pin": None, "verified": False, "nightly": False, "source": "torch_index_7x",
+     "numpy_pin": None, "verified": True, "nightly": False, "source": "test_infra_matrix",
+     "companions": "torch_companions_7x"},
+    {"torch": "2.12.1", "index_tag": "rocm7.2", "rocm_line": "7.2", "torchvision": "0.27.1", "torchaudio": "2.11.0",
+     "numpy_pin": None, "verified": True, "nightly": False, "source": "test_infra_matrix",
      "companions": "torch_companions_7x"},
     {"torch": "2.13.0", "index_tag": "rocm7.2", "rocm_line": "7.2", "torchvision": "0.28.0", "torchaudio": "2.11.0",
-     "numpy_pin": None, "verified": False, "nightly": False, "source": "torch_index_7x",
+     "numpy_pin": None, "verified": True, "nightly": False, "source": "test_infra_matrix",
      "companions": "torch_companions_7x"},
     {"torch": None, "index_tag": "nightly/rocm7.1", "rocm_line": "7.1", "torchvision": None, "torchaudio": None,
      "numpy_pin": None, "verified": False, "nightly": True, "source": "torch_index"},
@@ -571,14 +696,51 @@ TORCH_NOTES = (
     "torch/torchvision/torchaudio triplets follow pytorch.org/get-started/previous-versions; the rocm5.7 (2.3.x), "
     "rocm6.0 (2.4.0), rocm6.2.4 (2.7.x) and nightly rocm7.1 rows are UNVERIFIED in rocm_facts.md §4. "
     "numpy<2 for torch<=2.3 is an inference (those wheels were built against numpy 1.x); AMD's repo.radeon.com "
-    "wheels need numpy==1.26.4 (rocm_facts.md §4). ROCm 7.x rows (torch_index_7x, torch_companions_7x): "
-    "torch 2.10 on rocm7.0 + rocm7.1, 2.11-2.13 on rocm7.1 + rocm7.2 (2.13 confirmed by test-infra#8498; 2.11/2.12 "
-    "inferred from the unchanged release matrix), 2.14 on rocm7.2 + rocm7.14 (not recorded: rocm7.14 is TheRock's "
-    "line). Only x.y.0 is recorded; the torchaudio 2.11 of the 2.12/2.13 rows is TheRock's pairing, UNVERIFIED on "
-    "download.pytorch.org. From 2.13 the ROCm wheels bundle their own runtime libraries (test-infra#8258). The "
-    "nightly rocm7.1 row is historical (nightly moved to 7.2/7.14 on 2026-08-05, test-infra#8451)."
+    "wheels need numpy==1.26.4 (rocm_facts.md §4). torch 2.9.0/2.9.1 on rocm6.3: the 2.9 release matrices list "
+    "ROCm 6.3 and a 3rd-party index listing shows 2.9.1+rocm6.3, against rocm_facts.md §4 ('rocm6.4 only'): "
+    "UNVERIFIED (torch_63_29), so 6.3 keeps 2.8.0 as its default. ROCm 7.x rows (test_infra_matrix, the release "
+    "matrix at each go-live commit): torch 2.10 on rocm7.0 + rocm7.1, 2.11-2.13 on rocm7.1 + rocm7.2; the 2.14 "
+    "candidate builds rocm7.2 + rocm7.14 (not recorded: rocm7.14 is TheRock's line, see THEROCK). The x.y.z list "
+    "inside each index was not read: only the go-live releases are recorded. torchaudio stops at 2.11.0, which "
+    "serves torch >= 2.11 (torchaudio_211), so the 2.12/2.13 rows carry it. Known regression: torch 2.13.0+rocm7.2 breaks "
+    "torch.compile on CPU when no GPU is visible (pytorch/pytorch#189194; 2.12.1+rocm7.2 does not, "
+    "torch_213_notes): a CPU-only host (Molecule/CI) that compiles on 2.13 should pin 2.12. From 2.13 the ROCm "
+    "wheels bundle their own runtime libraries (test-infra#8258). The nightly rocm7.1 row is historical (nightly "
+    "moved to 7.2/7.14 on 2026-08-05, test-infra#8451; torch_index_7x)."
 )
 
+
+# ---------------------------------------------------------------------------------------------
+# AMD's pip-delivered ROCm (TheRock, ROCm 7.14+ / 10.x): ROCm itself as wheels, torch built against it.
+# radeonlab.llm.pytorch_rocm keeps download.pytorch.org's wheels (TORCH_WHEELS) on a host ROCm from repo.radeon.com;
+# there is no pytorch_rocm_source: rocm_pip switch. The facts a later switch would need, and why not yet.
+# ---------------------------------------------------------------------------------------------
+THEROCK = {
+    "status": "not adopted",
+    "first_release": "7.14.0 (2026-07-16)",
+    "indexes": (
+        ("stable, multi-arch", "https://repo.amd.com/rocm/whl-multi-arch/"),
+        ("stable, per GPU family (tag therock-7.14)", "https://repo.amd.com/rocm/whl/<family>/"),
+        ("stable at TheRock HEAD (2026-08-22)", "https://stable.repo.amd.com/rocm/whl-next/"),
+    ),
+    "extras": ("torch[device-gfx<target>]", "rocm[libraries]", "rocm[devel]", "rocm[device-gfx<target>]"),
+    "extras_note": "torch[device-gfx<target>] pulls amd-torch-device-gfx<target>; the torch wheels depend on rocm[libraries]",
+    "version_patterns": (("stable", "<torch>+rocm<x.y.z>", "2.9.0+rocm7.10.0"),
+                         ("nightly", "<torch>+rocm<x.y.z>a<YYYYMMDD>", "2.9.0+rocm7.10.0a20251124")),
+    "companions": {"2.11": ("0.26", "2.11"), "2.12": ("0.27", "2.11"), "2.13": ("0.28", "2.11"), "2.14": ("0.29", "2.11")},
+    "host": "only the amdgpu kernel driver ('the latest AMDGPU driver'), no /opt/rocm",
+    "reasons": (
+        ("AMD's own transition guide calls 7.14.0 'a preview release built on our new build system', a 3rd-party "
+         "release note 'the first production release': conflicting", "therock_status"),
+        ("which amdgpu 31.x driver pairs with 7.14 / 10.x is UNVERIFIED, while rocm_repo pins the driver per ROCm "
+         "release (AMDGPU_REPO_VERSIONS)", "therock_driver"),
+        ("a 3rd-party report says HSA_OVERRIDE_GFX_VERSION breaks HSA init on the TheRock runtime (UNVERIFIED, not "
+         "re-checked); gpu_env relies on the override for RDNA2/RDNA3 cards without native kernels", "therock"),
+        ("the stable index moved between the therock-7.14 tag (repo.amd.com/rocm/whl/) and TheRock's HEAD "
+         "(stable.repo.amd.com/rocm/whl-next/)", "therock_pip"),
+    ),
+    "sources": ("therock_pip", "therock_status", "therock_driver", "therock"),
+}
 
 # ---------------------------------------------------------------------------------------------
 # PyTorch SDPA on ROCm: which kernel scaled_dot_product_attention runs, per torch release line.
@@ -623,12 +785,18 @@ SDPA_KERNELS = (
               "not set for it on this line (math kernel)."},
     {"torch": "2.10", "aotriton": "0.11.1b", "native": ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1201"),
      "experimental": ("gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1200"),
-     "verified": False, "sources": ("aotriton_src", "sdpa_0111"),
-     "notes": "That the 2.10 release branch carries the 0.11.1b bump (merged 2025-12-12) is an inference."},
+     "verified": True, "sources": ("aotriton_src", "sdpa_0111", "sdpa_torch_aotriton"),
+     "notes": "0.11.1b moves gfx1100 back out of experimental (its kernels are fixed) and adds gfx1103."},
     {"torch": "2.11", "aotriton": "0.11.2b", "native": ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1201"),
      "experimental": ("gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153", "gfx1200"),
-     "verified": True, "sources": ("aotriton_src", "sdpa_0112"),
-     "notes": "Newer torch is treated as this row (AOTriton 0.12b later promotes gfx1100/gfx1151; not recorded here)."},
+     "verified": True, "sources": ("aotriton_src", "sdpa_0112", "sdpa_torch_aotriton"),
+     "notes": "torch 2.12 is treated as this row: its AOTriton is UNVERIFIED (0.12b was tagged 2026-05-18, after the 2.12 "
+              "go-live of 2026-05-12, so a 0.11.x build is likely: an inference)."},
+    {"torch": "2.13", "aotriton": "0.12b", "native": ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1151", "gfx1201"),
+     "experimental": ("gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1152", "gfx1153", "gfx1200"),
+     "verified": True, "sources": ("aotriton_src", "sdpa_012", "torch_213_notes"),
+     "notes": "0.12b moves gfx1100 and gfx1151 out of experimental. That 2.13's sdp_utils.cpp still gates the "
+              "experimental targets by the same switch was not re-read (UNVERIFIED, as sdpa_gate)."},
 )
 
 SDPA_NOTES = (

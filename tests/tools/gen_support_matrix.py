@@ -94,6 +94,29 @@ def sdpa_lines(sm):
     return out + ["", sm.SDPA_NOTES, ""]
 
 
+def therock_lines(sm):
+    """Why the collection does not install AMD's pip-delivered ROCm yet, and what a later switch would use."""
+    rock = sm.THEROCK
+    out = ["## AMD's pip-delivered ROCm (TheRock): not adopted yet", "",
+           "From %s AMD also ships ROCm as Python wheels, with torch built against them. `radeonlab.llm.pytorch_rocm` "
+           "keeps the download.pytorch.org wheels above on a host ROCm from repo.radeon.com; there is no "
+           "`pytorch_rocm_source: rocm_pip` switch (status: %s). Why not yet:" % (rock["first_release"], rock["status"]),
+           ""]
+    for reason, key in rock["reasons"]:
+        out.append("- %s (`%s`)." % (reason, key))
+    out += ["", "What a later switch would use (%s):" % ", ".join("`%s`" % key for key in rock["sources"]), ""]
+    for what, url in rock["indexes"]:
+        out.append("- index, %s: `%s`" % (what, url))
+    out.append("- extras: %s (`%s`)" % (", ".join("`%s`" % extra for extra in rock["extras"]), rock["extras_note"]))
+    out.append("- version strings: " + ", ".join(
+        "%s `%s` (e.g. `%s`)" % (kind, pattern, example) for kind, pattern, example in rock["version_patterns"]))
+    out.append("- torch companions: " + ", ".join(
+        "torch %s with torchvision %s and torchaudio %s" % (torch, vision, audio)
+        for torch, (vision, audio) in sorted(rock["companions"].items(), key=lambda item: tuple(map(int, item[0].split("."))))))
+    out.append("- host: %s" % rock["host"])
+    return out + [""]
+
+
 def render():
     gfx, sm = _import()
     lines = sm.RELEASE_LINES
@@ -188,6 +211,7 @@ def render():
     out.append(sm.TORCH_NOTES)
     out.append("")
     out.extend(sdpa_lines(sm))
+    out.extend(therock_lines(sm))
     out.append("## Sources")
     out.append("")
     for key in sorted(sm.SOURCES):

@@ -20,25 +20,26 @@ EXPERIMENTAL = {"TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL": "1"}
 # N = AOTriton kernels as shipped, E = only with TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1, M = math kernel,
 # U = experimental because its kernels are wrong on that line (never switched on: math).
 # Written out by hand from the sources in support_matrix.SOURCES (not derived from the data under test).
-LINES = ("2.2.2", "2.3.1", "2.4.0", "2.5.1", "2.6.0", "2.7.1", "2.8.0", "2.9.1+rocm6.4", "2.10.0", "2.11.0", "2.12.0")
+LINES = ("2.2.2", "2.3.1", "2.4.0", "2.5.1", "2.6.0", "2.7.1", "2.8.0", "2.9.1+rocm6.4", "2.10.0", "2.11.0", "2.12.0",
+         "2.13.0+rocm7.2", "2.14.0")
 TABLE = {
-    # torch:   2.2 2.3 2.4 2.5 2.6 2.7 2.8 2.9 2.10 2.11 2.12
-    "gfx906": "M M M M M M M M M M M",
-    "gfx908": "M M M M M M M M M M M",
-    "gfx90a": "M N N N N N N N N N N",
-    "gfx942": "M N N N N N N N N N N",
-    "gfx950": "M M M M M E N N N N N",
-    "gfx1010": "M M M M M M M M M M M",
-    "gfx1030": "M M M M M M M M M M M",
-    "gfx1100": "M M M E E N N U N N N",
-    "gfx1101": "M M M M M M E E E E E",
-    "gfx1102": "M M M M M M M E E E E",
-    "gfx1103": "M M M M M M M M E E E",
-    "gfx1150": "M M M M M M M E E E E",
-    "gfx1151": "M M M M M M M E E E E",
-    "gfx1152": "M M M M M M M M M E E",
-    "gfx1200": "M M M M M M M E E E E",
-    "gfx1201": "M M M M M E N N N N N",
+    # torch:   2.2 2.3 2.4 2.5 2.6 2.7 2.8 2.9 2.10 2.11 2.12 2.13 2.14
+    "gfx906": "M M M M M M M M M M M M M",
+    "gfx908": "M M M M M M M M M M M M M",
+    "gfx90a": "M N N N N N N N N N N N N",
+    "gfx942": "M N N N N N N N N N N N N",
+    "gfx950": "M M M M M E N N N N N N N",
+    "gfx1010": "M M M M M M M M M M M M M",
+    "gfx1030": "M M M M M M M M M M M M M",
+    "gfx1100": "M M M E E N N U N N N N N",
+    "gfx1101": "M M M M M M E E E E E E E",
+    "gfx1102": "M M M M M M M E E E E E E",
+    "gfx1103": "M M M M M M M M E E E E E",
+    "gfx1150": "M M M M M M M E E E E E E",
+    "gfx1151": "M M M M M M M E E E E N N",
+    "gfx1152": "M M M M M M M M M E E E E",
+    "gfx1200": "M M M M M M M E E E E E E",
+    "gfx1201": "M M M M M E N N N N N N N",
 }
 CELLS = [(target, torch, cell) for target, row in TABLE.items() for torch, cell in zip(LINES, row.split())]
 
@@ -93,6 +94,11 @@ def test_rows_ascend_and_start_where_aotriton_does():
     # RX 7800 XT on its own target: experimental on 2.9, switched on
     ([{"name": "gfx1101"}], "2.9.1", "flash", EXPERIMENTAL, "gfx1101"),
     ([{"name": "gfx1101", "override": "11.0.0"}], "2.10.0", "flash", {}, "gfx1100"),
+    # torch 2.13 (AOTriton 0.12b): gfx1100 and gfx1151 native, gfx1101 still experimental, RDNA2 still math
+    ([{"name": "gfx1101", "override": "11.0.0"}], "2.13.0+rocm7.2", "flash", {}, "AOTriton 0.12b"),
+    ([{"name": "gfx1151"}], "2.13.0", "flash", {}, "gfx1151"),
+    ([{"name": "gfx1101"}], "2.13.0", "flash", EXPERIMENTAL, "gfx1101"),
+    ([{"name": "gfx1031", "override": "10.3.0"}], "2.13.0", "math", {}, "gfx1030"),
     # a mixed rig: one math GPU makes the process math (the smallest card sizes the plan anyway)
     (["gfx1100", "gfx1030"], "2.10.0", "math", {}, "gfx1030"),
     (["gfx942", "gfx1101"], "2.9.1", "flash", EXPERIMENTAL, "gfx1101"),

@@ -44,14 +44,29 @@ def test_release_entries_are_complete(line):
 
 
 def test_unverified_lines_match_the_reference():
-    # rocm_facts.md: tables start at 6.0. AMD's historical CSV (compat_csv) has columns up to 7.1.0; no copy of
-    # AMD's 7.2.x tables was found (issue 21 research), so 7.2 stays assumed as 7.1.
+    # rocm_facts.md: tables start at 6.0. AMD's historical CSV (compat_csv) has columns up to 7.1.0. AMD's 7.2.x
+    # compute matrix (compat_72) confirms 7.2's distributions; its Radeon-specific page was not read, so 7.2's
+    # official lists stay unverified (docs/research/current_stack_sources.md §1, §2).
     assert sm.RELEASES["5.7"]["official_verified"] is False
     assert sm.RELEASES["7.1"]["official_verified"] is True
     assert sm.RELEASES["7.1"]["official_source"] == "compat_csv"
     assert sm.RELEASES["7.2"]["official_verified"] is False
-    assert sm.RELEASES["7.2"]["os_verified"] is False
+    assert sm.RELEASES["7.2"]["os_verified"] is True and sm.RELEASES["7.2"]["os_source"] == "compat_72"
+    assert sm.RELEASES["7.2"]["debian"] == ("13", "12")
     assert sm.RELEASES["6.0"]["official_verified"] is True
+
+
+def test_research_unverified_facts_stay_marked():
+    # docs/research/current_stack_sources.md, "What the data module would need" point 13
+    notes = sm.RELEASES["7.2"]["notes"]
+    assert "Radeon-specific OS and GPU list is UNVERIFIED" in notes
+    assert "gfx1151 UNVERIFIED" in notes
+    for date in ("7.2.1 2026-03-24", "7.2.2 2026-04-14", "7.2.3 2026-05-04"):
+        assert date in notes
+    assert "gfx1102 on this line are UNVERIFIED" in " ".join(sm.RELEASES["7.1"]["notes"].split())
+    assert "7.2.4" not in sm.AMDGPU_REPO_VERSIONS and "7.2.4: UNVERIFIED" in sm.AMDGPU_REPO_NOTES
+    assert "UNVERIFIED" in sm.SDPA_KERNELS[-2]["notes"] and "2.12" in sm.SDPA_KERNELS[-2]["notes"]
+    assert "Which 31.x pairs with 7.14 / 10.x: UNVERIFIED" in sm.SOURCES["therock_driver"]
 
 
 @pytest.mark.parametrize("line", sm.RELEASE_LINES)
@@ -78,7 +93,11 @@ def test_amdgpu_repo_versions_follow_the_rocm_lines():
         assert driver.split(".")[:2] == ["30", "%d0" % (minor + 1)], (rocm, driver)
         assert rocm.split(".")[2:] == driver.split(".")[2:] or rocm == "7.2.3", (rocm, driver)
     assert sm.AMDGPU_REPO_VERSIONS["7.2.3"] == "30.30.3"  # AMD's amdgpu-docs conf.py (ROCm/amdgpu-docs#97)
-    assert "7.2.1" not in sm.AMDGPU_REPO_VERSIONS  # conflicting sources: 30.30.1 vs 30.30.2
+    assert sm.AMDGPU_REPO_VERSIONS["7.2.1"] == "30.30.1"  # ROCm/legacy-rocm-build#6156 (amdgpu_7221)
+    assert sm.AMDGPU_REPO_VERSIONS["7.2.2"] == "30.30.2"  # the installer's line, published late (amdgpu_7221)
+    assert "7.2.4" not in sm.AMDGPU_REPO_VERSIONS  # no pairing seen
+    for key in ("amdgpu_7221", "amdgpu_aliases", "amdgpu_epoch_31"):
+        assert key in sm.SOURCES and re.search(r"\b%s\b" % key, sm.AMDGPU_REPO_NOTES)
 
 
 def test_reference_official_tables():
@@ -112,7 +131,10 @@ def test_no_rescue_and_chip_ids_are_sourced():
     for target, (reason, key) in sm.NO_RESCUE.items():
         assert GFX_RE.match(target) and reason and key in sm.SOURCES
     for chip, (target, what) in sm.CHIP_IDS.items():
-        assert isinstance(chip, int) and GFX_RE.match(target) and ("corpus" in what or "fixtures/rocminfo" in what)
+        # a capture of the shared corpus, a fixture, or a public issue named owner/repo#number
+        sourced = "corpus" in what or "fixtures/rocminfo" in what or re.search(r"\b[\w.-]+/[\w.-]+#\d+", what)
+        assert isinstance(chip, int) and GFX_RE.match(target) and sourced, (hex(chip), what)
+    assert sm.CHIP_IDS[0x7551][0] == "gfx1201" and "legacy-rocm-build#6155" in sm.CHIP_IDS[0x7551][1]
 
 
 def test_module_is_pure_python38_data():
@@ -130,7 +152,8 @@ TORCH_ROWS = [
     ("6.4.1", None, "rocm6.4", "2.9.1", "0.24.1", "2.9.1", True),
     ("6.4", "2.8.0", "rocm6.4", "2.8.0", "0.23.0", "2.8.0", True),
     ("6.4", "2.9", "rocm6.4", "2.9.1", "0.24.1", "2.9.1", True),
-    ("6.3", None, "rocm6.3", "2.8.0", "0.23.0", "2.8.0", True),
+    ("6.3", None, "rocm6.3", "2.8.0", "0.23.0", "2.8.0", True),  # the UNVERIFIED 2.9.x rows do not win
+    ("6.3", "2.9", "rocm6.3", "2.9.1", "0.24.1", "2.9.1", False),  # torch_63_29: conflicting sources
     ("6.3.4", "2.7", "rocm6.3", "2.7.1", "0.22.1", "2.7.1", True),
     ("6.2", None, "rocm6.2.4", "2.6.0", "0.21.0", "2.6.0", True),
     ("6.2.4", "2.5.1", "rocm6.2", "2.5.1", "0.20.1", "2.5.1", True),
@@ -140,12 +163,16 @@ TORCH_ROWS = [
     ("6.0", None, "rocm6.0", "2.3.0", "0.18.0", "2.3.0", True),
     ("6.0.2", "2.4", "rocm6.0", "2.4.0", "0.19.0", "2.4.0", False),
     ("5.7", None, "rocm5.7", "2.3.1", "0.18.1", "2.3.1", False),
-    ("7.0", None, "rocm7.0", "2.10.0", "0.25.0", "2.10.0", False),
-    ("7.0.2", "2.10", "rocm7.0", "2.10.0", "0.25.0", "2.10.0", False),
-    ("7.1", None, "rocm7.1", "2.10.0", "0.25.0", "2.10.0", True),
-    ("7.1.1", "2.13", "rocm7.1", "2.13.0", "0.28.0", "2.11.0", False),
-    ("7.2", None, "rocm7.2", "2.11.0", "0.26.0", "2.11.0", True),
-    ("7.2.4", "2.12.0", "rocm7.2", "2.12.0", "0.27.0", "2.11.0", False),
+    ("7.0", None, "rocm7.0", "2.10.0", "0.25.0", "2.10.0", True),
+    ("7.0.2", "2.10", "rocm7.0", "2.10.0", "0.25.0", "2.10.0", True),
+    ("7.1", None, "rocm7.1", "2.13.0", "0.28.0", "2.11.0", True),
+    ("7.1", "2.10", "rocm7.1", "2.10.0", "0.25.0", "2.10.0", True),
+    ("7.1.1", "2.13", "rocm7.1", "2.13.0", "0.28.0", "2.11.0", True),
+    ("7.1", "2.12", "rocm7.1", "2.12.1", "0.27.1", "2.11.0", True),
+    ("7.2", None, "rocm7.2", "2.13.0", "0.28.0", "2.11.0", True),
+    ("7.2", "2.12", "rocm7.2", "2.12.1", "0.27.1", "2.11.0", True),
+    ("7.2.4", "2.12.0", "rocm7.2", "2.12.0", "0.27.0", "2.11.0", True),
+    ("7.2.1", "2.11", "rocm7.2", "2.11.0", "0.26.0", "2.11.0", True),
 ]
 
 
@@ -190,9 +217,8 @@ def test_torch_rows_are_consistent():
             torch_minor = tuple(int(p) for p in row["torch"].split(".")[:2])
             audio_minor = row["torchaudio"].split(".")[:2]
             if torch_minor >= (2, 12):
-                # torchaudio stays at 2.11 from torch 2.12 on (TheRock RELEASES.md compatibility table,
-                # torch_companions_7x); such rows are never marked verified for download.pytorch.org
-                assert audio_minor == ["2", "11"] and row["verified"] is False, row
+                # torchaudio 2.11 is the last torchaudio and serves torch >= 2.11 (pytorch/audio#4212, torchaudio_211)
+                assert audio_minor == ["2", "11"], row
             else:
                 assert audio_minor == row["torch"].split(".")[:2] or row["torch"] == "2.0.1"
             # torchvision 0.(torch minor + 15) from torch 2.1 on (2.10 -> 0.25, 2.13 -> 0.28)
@@ -217,6 +243,29 @@ def test_docs_support_matrix_is_generated():
         committed = handle.read()
     assert committed == gen.render(), "docs/support_matrix.md is stale: run python tests/tools/gen_support_matrix.py --write"
     assert gen.main(["--check"]) == 0
+
+
+def test_torch_notes_carry_the_7x_facts():
+    notes = " ".join(sm.TORCH_NOTES.split())
+    assert "torchaudio_211" in notes and "pytorch/pytorch#189194" in notes and "torch_63_29" in notes
+    assert "TheRock's pairing" not in notes  # torchaudio 2.11 for torch >= 2.11 is sourced now
+
+
+def test_therock_is_recorded_as_not_adopted():
+    rock = sm.THEROCK
+    assert rock["status"] == "not adopted"
+    assert all(key in sm.SOURCES for key in rock["sources"])
+    assert {key for _reason, key in rock["reasons"]} <= set(rock["sources"])
+    reasons = " ".join(reason for reason, _key in rock["reasons"])
+    assert "preview" in reasons and "UNVERIFIED" in reasons and "HSA_OVERRIDE_GFX_VERSION" in reasons
+    assert all(url.startswith("https://") for _what, url in rock["indexes"])
+    assert set(rock["companions"]) == {"2.11", "2.12", "2.13", "2.14"}
+    assert all(audio == "2.11" for _vision, audio in rock["companions"].values())
+    # the collection has no switch for it
+    assert all(row["index_tag"].replace("nightly/", "").startswith("rocm") for row in sm.TORCH_WHEELS)
+    text = _generator().render()
+    assert "## AMD's pip-delivered ROCm (TheRock): not adopted yet" in text
+    assert "https://stable.repo.amd.com/rocm/whl-next/" in text
 
 
 def test_docs_mention_matrix_version_and_every_line():
