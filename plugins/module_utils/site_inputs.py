@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from ansible_collections.radeonlab.llm.plugins.module_utils.free_space import space_problems
 from ansible_collections.radeonlab.llm.plugins.module_utils.gfx import torch_for
 from ansible_collections.radeonlab.llm.plugins.module_utils.job_datasets import problems as job_dataset_problems
-from ansible_collections.radeonlab.llm.plugins.module_utils.support_matrix import TORCH_INDEX_BASE
+from ansible_collections.radeonlab.llm.plugins.module_utils.support_matrix import TORCH_INDEX_BASE, TORCH_WHEELS
 
 PATH_RE = re.compile(r"^/[A-Za-z0-9._+@/-]*$")
 NAME_RE = re.compile(r"^[a-z_][a-z0-9_-]*[$]?$")
@@ -194,8 +194,17 @@ def torch_problems(rocm_version, torch):
     if not reason:
         return []
     return ["pytorch_rocm_torch_version %r on ROCm %s (rocm_repo_rocm_version / pytorch_rocm_rocm_version): no stable "
-            "PyTorch wheels: %s. Set a pair that has wheels (ROCm 6.4 with torch 2.9.1, 2.9.0 or 2.8.0 is the newest)."
-            % (torch or "(newest)", rocm_version, reason)]
+            "PyTorch wheels: %s. Set a pair that has wheels (%s)." % (torch or "(newest)", rocm_version, reason, _newest_pair())]
+
+
+def _newest_pair():
+    """'ROCm 7.2 with torch 2.13.0, 2.12.1 or 2.12.0 is the newest', from the verified stable rows of the support matrix."""
+    def key(version):
+        return tuple(int(part) for part in version.split("."))
+    rows = [row for row in TORCH_WHEELS if row["verified"] and not row["nightly"]]
+    line = max((row["rocm_line"] for row in rows), key=key)
+    newest = sorted({row["torch"] for row in rows if row["rocm_line"] == line}, key=key, reverse=True)[:3]
+    return "ROCm %s with torch %s is the newest" % (line, " or ".join([", ".join(newest[:-1]), newest[-1]] if len(newest) > 1 else newest))
 
 
 def webui_problems(webui, loopback_re):
