@@ -48,7 +48,7 @@ __all__ = (
     "attention_backend",
 )
 
-REQUESTS = ("auto", "disabled", "sdpa", "fa2")
+REQUESTS = sm.VOCABULARY["attention_requests"]
 
 # Targets with a ROCm FlashAttention-2 build, per backend.
 CK_TARGETS = {
@@ -64,7 +64,7 @@ TRITON_TARGETS = {
     "gfx1102": "RDNA3 Navi33 (Triton backend)",
 }
 TRITON_ENV = {"FLASH_ATTENTION_TRITON_AMD_ENABLE": "TRUE"}
-SDPA_KERNELS = ("flash", "math")
+SDPA_KERNELS = sm.VOCABULARY["sdpa_kernels"]
 
 _SDPA_MIN_TORCH = (2, 1, 2)  # LLaMA-Factory: sdpa needs torch > 2.1.1
 _GFX_RE = re.compile(r"^gfx([0-9]{1,2})([0-9a-f])([0-9a-f])$")

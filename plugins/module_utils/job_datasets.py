@@ -17,9 +17,11 @@ from __future__ import annotations
 import json
 import os
 
+from ansible_collections.radeonlab.llm.plugins.module_utils.support_matrix import VOCABULARY
+
 VARIABLE = "lora_job_dataset"
 SOURCES = ("file", "hf_hub_url", "ms_hub_url", "src")
-FORMATS = ("alpaca", "sharegpt")
+FORMATS = VOCABULARY["dataset_formats"]
 
 
 def label(index, entry):

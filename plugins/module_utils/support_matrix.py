@@ -743,6 +743,23 @@ THEROCK = {
 }
 
 # ---------------------------------------------------------------------------------------------
+# Names the controller and the LoRA runner share. The runner ships to the hosts (stdlib only, no collection import)
+# and reads them from roles/lora_job/files/radeonlab_lora/vocabulary.json, which tests/tools/gen_runner_vocabulary.py
+# writes from this table (a unit test fails when the file is stale).
+# ---------------------------------------------------------------------------------------------
+VOCABULARY = {
+    # llamafactory_attention and the job spec's attention: what may be asked for
+    "attention_requests": ("auto", "disabled", "sdpa", "fa2"),
+    # the ladder a job steps down after a HIP kernel failure, best first
+    "attention_fallbacks": ("sdpa", "disabled"),
+    # which kernel serves sdpa (SDPA_KERNELS decides per target and torch line)
+    "sdpa_kernels": ("flash", "math"),
+    # LLaMA-Factory's dataset_info "formatting"
+    "dataset_formats": ("alpaca", "sharegpt"),
+}
+
+
+# ---------------------------------------------------------------------------------------------
 # PyTorch SDPA on ROCm: which kernel scaled_dot_product_attention runs, per torch release line.
 #   native:       AOTriton flash / memory-efficient kernels run as shipped
 #   experimental: they run only with AOTRITON_EXPERIMENTAL_ENV (else SDPA silently takes the math kernel)

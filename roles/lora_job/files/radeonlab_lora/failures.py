@@ -30,6 +30,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .vocabulary import ATTENTION_FALLBACKS
+
 OOM_PATTERNS = (
     r"out of memory",
     r"OutOfMemoryError",
@@ -55,7 +57,6 @@ PEER_PATTERNS = (
     r"ProcessGroup\w* .*[Tt]imed? ?out",
     r"Timed out waiting .* for (?:send|recv|the peer)",
 )
-ATTENTION_FALLBACKS = ("sdpa", "disabled")
 DEFAULT_MAX_ATTEMPTS = 5
 
 _OOM = re.compile("|".join(OOM_PATTERNS), re.IGNORECASE)

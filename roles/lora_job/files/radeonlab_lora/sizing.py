@@ -121,6 +121,7 @@ import math
 from dataclasses import asdict, dataclass, field
 
 from .modelshape import ModelShape
+from .vocabulary import SDPA_KERNELS
 
 GIB = float(1 << 30)
 
@@ -141,8 +142,8 @@ MAX_BATCH = 32
 
 # Which memory behaviour an LLaMA-Factory ``flash_attn`` value has.
 ATTENTION_MEMORY = {"sdpa": "sdpa", "fa2": "sdpa", "fa3": "sdpa", "auto": "eager", "disabled": "eager", "eager": "eager"}
-# Which kernel serves ``sdpa`` (the llamafactory role's ``sdpa_kernel``); ``flash`` when a job spec does not say.
-SDPA_KERNELS = ("flash", "math")
+# Bytes per attention score an activation keeps, per memory kind (SDPA_KERNELS: which kernel serves ``sdpa``, the
+# llamafactory role's ``sdpa_kernel``; ``flash`` when a job spec does not say).
 SCORE_BYTES = {"sdpa": 0.0, "math": MATH_BYTES_PER_SCORE, "eager": EAGER_BYTES_PER_SCORE}
 
 

@@ -49,12 +49,13 @@ import json
 import os
 import re
 
-ATTENTION_CHOICES = ("auto", "disabled", "sdpa", "fa2")
-SDPA_KERNEL_CHOICES = ("flash", "math")
+from .vocabulary import ATTENTION_REQUESTS as ATTENTION_CHOICES
+from .vocabulary import DATASET_FORMATS
+from .vocabulary import SDPA_KERNELS as SDPA_KERNEL_CHOICES
+
 DEVICE_CHOICES = ("auto", "gpu", "cpu")
 EXPORT_CHOICES = ("adapter", "merged")  # merged: llamafactory-cli export folds the adapter into the base model
 DATASET_SOURCES = ("file", "hf_hub_url", "ms_hub_url")
-DATASET_FORMATS = ("alpaca", "sharegpt")  # LLaMA-Factory's dataset_info "formatting"
 MODEL_REVISION = re.compile(r"^([0-9a-f]{40}|[A-Za-z0-9][A-Za-z0-9._-]{0,127})$")  # a commit or a tag
 
 DEFAULTS: dict = {
