@@ -5,9 +5,9 @@
 #
 #   LAB_DIR            output directory (default: <repo>/.cache/lab)
 #   LAB_ROCM_LINES     "<line>:<suite>,<suite> ..."  rocm/apt/<line> repositories
-#                      (default "6.4:jammy,noble 6.0:jammy 7.0:jammy,noble")
+#                      (default "6.4:jammy,noble 6.0:jammy 7.0:jammy,noble 7.1:jammy,noble")
 #   LAB_AMDGPU_LINES   same for amdgpu/<line>/ubuntu
-#                      (default "6.4:jammy,noble 6.0:jammy 30.10:jammy,noble")
+#                      (default "6.4:jammy,noble 6.0:jammy 30.10:jammy,noble 30.20:jammy,noble")
 #   LAB_FORCE=1        rebuild even when the inputs did not change
 #
 # Content-keyed: the inputs (this script, the stand-in scripts, the captures and
@@ -20,8 +20,8 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../../.." && pwd)
 LAB_DIR=${LAB_DIR:-$REPO/.cache/lab}
-LAB_ROCM_LINES=${LAB_ROCM_LINES:-"6.4:jammy,noble 6.0:jammy 7.0:jammy,noble"}
-LAB_AMDGPU_LINES=${LAB_AMDGPU_LINES:-"6.4:jammy,noble 6.0:jammy 30.10:jammy,noble"}
+LAB_ROCM_LINES=${LAB_ROCM_LINES:-"6.4:jammy,noble 6.0:jammy 7.0:jammy,noble 7.1:jammy,noble"}
+LAB_AMDGPU_LINES=${LAB_AMDGPU_LINES:-"6.4:jammy,noble 6.0:jammy 30.10:jammy,noble 30.20:jammy,noble"}
 LAB_FORCE=${LAB_FORCE:-0}
 CAPTURES_SRC=$REPO/tests/lab/captures
 STANDINS=$HERE/standins
@@ -36,21 +36,21 @@ die() { printf 'lab-mirror: ERROR: %s\n' "$*" >&2; exit 1; }
 # ---------------------------------------------------------------- version data
 # Shapes follow the real repositories (rocm_facts.md §1); the numbers are
 # plausible, not copied from AMD's indexes.
-declare -A ROCM_FULL=([6.0]=6.0.0 [6.4]=6.4.0 [7.0]=7.0.0)
-declare -A ROCM_BUILD=([6.0]=91 [6.4]=47 [7.0]=38)
+declare -A ROCM_FULL=([6.0]=6.0.0 [6.4]=6.4.0 [7.0]=7.0.0 [7.1]=7.1.0)
+declare -A ROCM_BUILD=([6.0]=91 [6.4]=47 [7.0]=38 [7.1]=52)
 # component versions (before .<rocm number>-<build>~<release>)
-declare -A V_HSA_ROCR=([6.0]=1.12.0 [6.4]=1.15.0 [7.0]=1.18.0)
-declare -A V_HIP_RT=([6.0]=6.0.32830 [6.4]=6.4.43482 [7.0]=7.0.51831)
-declare -A V_ROCMINFO=([6.0]=1.0.0 [6.4]=1.0.0 [7.0]=1.0.0)
-declare -A V_SMI=([6.0]=6.0.0 [6.4]=7.5.0 [7.0]=7.8.0)
+declare -A V_HSA_ROCR=([6.0]=1.12.0 [6.4]=1.15.0 [7.0]=1.18.0 [7.1]=1.18.0)
+declare -A V_HIP_RT=([6.0]=6.0.32830 [6.4]=6.4.43482 [7.0]=7.0.51831 [7.1]=7.1.25424)
+declare -A V_ROCMINFO=([6.0]=1.0.0 [6.4]=1.0.0 [7.0]=1.0.0 [7.1]=1.0.0)
+declare -A V_SMI=([6.0]=6.0.0 [6.4]=7.5.0 [7.0]=7.8.0 [7.1]=7.8.0)
 # amdgpu driver lines: kernel-driver base version, rocm-ish number, build id.
 # From 7.0 the driver line is decoupled (30.10) and amdgpu-dkms-firmware LOSES
 # the epoch 1 -- the 6.4 -> 30.x firmware trap (ROCm/ROCm#5566) is reproduced.
-declare -A AMDGPU_KBASE=([6.0]=6.3.6 [6.4]=6.12.12 [30.10]=6.14.14)
-declare -A AMDGPU_NUM=([6.0]=60000 [6.4]=60400 [30.10]=30100000)
-declare -A AMDGPU_BUILD=([6.0]=1697589 [6.4]=2147987 [30.10]=2204023)
-declare -A AMDGPU_FW_EPOCH=([6.0]="1:" [6.4]="1:" [30.10]="")
-declare -A AMDGPU_FW_BASE=([6.0]=6.3.6 [6.4]=6.12.12 [30.10]=30.10.0.0)
+declare -A AMDGPU_KBASE=([6.0]=6.3.6 [6.4]=6.12.12 [30.10]=6.14.14 [30.20]=6.16.6)
+declare -A AMDGPU_NUM=([6.0]=60000 [6.4]=60400 [30.10]=30100000 [30.20]=30200000)
+declare -A AMDGPU_BUILD=([6.0]=1697589 [6.4]=2147987 [30.10]=2204023 [30.20]=2238411)
+declare -A AMDGPU_FW_EPOCH=([6.0]="1:" [6.4]="1:" [30.10]="" [30.20]="")
+declare -A AMDGPU_FW_BASE=([6.0]=6.3.6 [6.4]=6.12.12 [30.10]=30.10.0.0 [30.20]=30.20.0.0)
 declare -A SUITE_REL=([focal]=20.04 [jammy]=22.04 [noble]=24.04)
 
 parse_lines() { # "<line>:<s1>,<s2> ..." -> "line suite" pairs on stdout

@@ -13,11 +13,11 @@ REPO=$(cd "$HERE/../../.." && pwd)
 export LAB_DIR=${LAB_DIR:-$REPO/.cache/lab}
 PORT=${LAB_MIRROR_PORT:-8765}
 URL=http://127.0.0.1:$PORT
-LAB_ROCM_LINES=${LAB_ROCM_LINES:-"6.4:jammy,noble 6.0:jammy 7.0:jammy,noble"}
-LAB_AMDGPU_LINES=${LAB_AMDGPU_LINES:-"6.4:jammy,noble 6.0:jammy 30.10:jammy,noble"}
+LAB_ROCM_LINES=${LAB_ROCM_LINES:-"6.4:jammy,noble 6.0:jammy 7.0:jammy,noble 7.1:jammy,noble"}
+LAB_AMDGPU_LINES=${LAB_AMDGPU_LINES:-"6.4:jammy,noble 6.0:jammy 30.10:jammy,noble 30.20:jammy,noble"}
 STANDIN="radeonlab lab stand-in, not AMD software"
 # which amdgpu line goes with a ROCm line (decoupled from 7.0 on)
-declare -A AMDGPU_FOR=([6.0]=6.0 [6.4]=6.4 [7.0]=30.10)
+declare -A AMDGPU_FOR=([6.0]=6.0 [6.4]=6.4 [7.0]=30.10 [7.1]=30.20)
 declare -A SUITE_REL=([focal]=20.04 [jammy]=22.04 [noble]=24.04)
 
 FAILS=0 CHECKS=0
