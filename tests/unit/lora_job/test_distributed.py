@@ -17,7 +17,8 @@ import time
 import pytest
 from lora_cases import QWEN25_7B, TINY, gpu_fact, read_calls, torch_device
 
-from radeonlab_lora import cli, failures, peers, render, report, runner, sizing, spec as jobspec, state, trainer
+from radeonlab_lora import cli, failures, peers, render, runner, sizing, spec as jobspec, state, trainer
+from radeonlab_lora_report import report
 from radeonlab_lora.modelshape import shape_for_job
 
 DIST = {"nnodes": 2, "node_rank": 1, "master_addr": "192.0.2.10", "master_port": 29500, "timeout_s": 120}

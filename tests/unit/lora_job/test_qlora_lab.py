@@ -11,7 +11,8 @@ import json
 
 from lora_cases import QWEN25_7B, TORCH_RX6800XT_KIB, gpu_fact, torch_device
 
-from radeonlab_lora import cli, report
+from radeonlab_lora import cli
+from radeonlab_lora_report import report
 
 # The 16 GB capture of the shared corpus: rocminfo/16_rx6800xt_gfx1030_plus_igpu_gfx1036_rocm56.txt (ROCm/ROCm#2330):
 # GPU gfx1030 "AMD Radeon RX 6800 XT" node 1 vram_kb 16760832, and the iGPU gfx1036 (512 MB, integrated: not sized).

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from radeonlab_lora import report
+from radeonlab_lora_report import report
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
 

@@ -11,7 +11,8 @@ import os
 import pytest
 from lora_cases import read_calls
 
-from radeonlab_lora import cli, report, runner, samples, spec as jobspec, state
+from radeonlab_lora import cli, runner, samples, spec as jobspec, state
+from radeonlab_lora_report import report
 
 PROMPTS = ["What is the capital of France?", "Name a colour."]
 

@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The fleet report: one Markdown and one HTML page over the per-host result folders on the controller.
 
-``python -m radeonlab_lora.report RESULTS_DIR`` reads ``RESULTS_DIR/<host>/{host.json,status.json,
+``python -m radeonlab_lora_report.report RESULTS_DIR`` reads ``RESULTS_DIR/<host>/{host.json,status.json,
 training_loss.png}`` (what the lora_job role fetched) and writes ``RESULTS_DIR/report.md`` and
 ``RESULTS_DIR/report.html`` (loss plots embedded as data URIs), only when their content changes, so a re-run
 of an unchanged fleet changes nothing. Prints a JSON summary. ``--not-finished HOST`` (repeated) names a host of the
@@ -32,8 +32,8 @@ import json
 import os
 import sys
 
-from .samples import SAMPLES_FILE
-from .state import read_json, write_text_if_changed
+from radeonlab_lora.samples import SAMPLES_FILE
+from radeonlab_lora.state import read_json, write_text_if_changed
 
 HOST_COLUMNS = [("host", "Host"), ("gpu", "GPU"), ("gfx", "gfx"), ("override", "Override"), ("rocm", "ROCm"), ("torch", "torch / HIP")]
 TRAINING_COLUMNS = [
@@ -362,7 +362,7 @@ def write_report(results_dir: str, title: str = "radeonlab.llm LoRA fleet report
 
 
 def main(argv: list | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m radeonlab_lora.report")
+    parser = argparse.ArgumentParser(prog="python -m radeonlab_lora_report.report")
     parser.add_argument("results_dir")
     parser.add_argument("--not-finished", action="append", default=[], metavar="HOST",
                         help="a host of the play that did not get to its results this run")
