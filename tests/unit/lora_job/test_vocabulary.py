@@ -30,6 +30,7 @@ def test_the_runner_and_the_controller_use_the_same_names():
     assert vocabulary.ATTENTION_REQUESTS == spec.ATTENTION_CHOICES == attention.REQUESTS == VOCABULARY["attention_requests"]
     assert vocabulary.SDPA_KERNELS == spec.SDPA_KERNEL_CHOICES == sizing.SDPA_KERNELS == attention.SDPA_KERNELS
     assert failures.ATTENTION_FALLBACKS == VOCABULARY["attention_fallbacks"]
+    assert tuple(sizing.ATTENTION_MEMORY) == VOCABULARY["attention_requests"]
     assert spec.DATASET_FORMATS == job_datasets.FORMATS == VOCABULARY["dataset_formats"]
 
 

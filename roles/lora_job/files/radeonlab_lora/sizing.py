@@ -121,7 +121,7 @@ import math
 from dataclasses import asdict, dataclass, field
 
 from .modelshape import ModelShape
-from .vocabulary import SDPA_KERNELS
+from .vocabulary import ATTENTION_REQUESTS, SDPA_KERNELS
 
 GIB = float(1 << 30)
 
@@ -141,7 +141,8 @@ CPU_RAM_FRACTION = 0.75
 MAX_BATCH = 32
 
 # Which memory behaviour an LLaMA-Factory ``flash_attn`` value has.
-ATTENTION_MEMORY = {"sdpa": "sdpa", "fa2": "sdpa", "fa3": "sdpa", "auto": "eager", "disabled": "eager", "eager": "eager"}
+_MEMORY_OF = {"sdpa": "sdpa", "fa2": "sdpa", "auto": "eager", "disabled": "eager"}
+ATTENTION_MEMORY = {backend: _MEMORY_OF[backend] for backend in ATTENTION_REQUESTS}  # a new request name fails here first
 # Bytes per attention score an activation keeps, per memory kind (SDPA_KERNELS: which kernel serves ``sdpa``, the
 # llamafactory role's ``sdpa_kernel``; ``flash`` when a job spec does not say).
 SCORE_BYTES = {"sdpa": 0.0, "math": MATH_BYTES_PER_SCORE, "eager": EAGER_BYTES_PER_SCORE}
