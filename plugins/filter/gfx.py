@@ -15,6 +15,7 @@ from ansible_collections.radeonlab.llm.plugins.module_utils.gfx import (
     hsa_override_for,
     torch_for,
 )
+from ansible_collections.radeonlab.llm.plugins.module_utils.support_matrix import rocm_apt_lines
 
 
 def _fail(name, exc):
@@ -64,5 +65,6 @@ class FilterModule(object):
             "hsa_override": hsa_override,
             "gpu_support": gpu_support_filter,
             "torch_for_rocm": torch_for_rocm,
+            "rocm_apt_lines": rocm_apt_lines,
             "gpu_env": gpu_env,
         }

@@ -293,7 +293,7 @@ _UBUNTU_2404 = ("24.04", "22.04")
 #          None when no stable PyTorch index is recorded for the line
 #   per_node_override: libhsakmt reads HSA_OVERRIDE_GFX_VERSION_<node>
 #   ubuntu / debian: the releases AMD lists the line for (Debian: Instinct only, never Radeon); None when not
-#          recorded. radeonlab.llm.rocm_repo's vars/<distribution>.yml hold the same lists (a unit test keeps them equal)
+#          recorded. radeonlab.llm.rocm_repo registers exactly these (rocm_apt_lines, through its vars)
 #   released / latest: first release (x.y.0) and newest point release with dates; None when not recorded
 # ---------------------------------------------------------------------------------------------
 RELEASES = {
@@ -446,7 +446,7 @@ RELEASE_LINES = tuple(RELEASES)
 # From ROCm 7.0 the amdgpu driver repository (repo.radeon.com/amdgpu/<version>/ubuntu) has its own version. Keys are
 # ROCm versions with a trailing ".0" stripped, as in the repository paths; a release missing here has no confirmed
 # pairing (7.2.4: none seen) and radeonlab.llm.rocm_repo asks for rocm_repo_amdgpu_version. Never derive the path
-# from the ROCm version (amdgpu/7.2 answers 404: amdgpu_aliases). roles/rocm_repo/vars/main.yml holds the same table.
+# from the ROCm version (amdgpu/7.2 answers 404: amdgpu_aliases). radeonlab.llm.rocm_repo reads this table (rocm_apt_lines).
 AMDGPU_REPO_VERSIONS = {
     "7.0": "30.10", "7.0.1": "30.10.1", "7.0.2": "30.10.2",
     "7.1": "30.20", "7.1.1": "30.20.1",
@@ -464,6 +464,19 @@ AMDGPU_REPO_NOTES = (
     "unless it is replaced explicitly. The split outlives 30.x: driver 31.20 ships amdgpu-dkms 1:6.19.0.31200000 "
     "(epoch 1) beside amdgpu-dkms-firmware 31.20.0.0.31200000 (none) (amdgpu_epoch_31)."
 )
+
+
+def rocm_apt_lines(distribution):
+    """What radeonlab.llm.rocm_repo registers, from RELEASES: ``known_lines`` (every line with an apt distribution),
+    ``releases`` ({release: [lines]} of ``distribution``, 'Ubuntu' or 'Debian'; {} for any other) and
+    ``amdgpu_versions`` (AMDGPU_REPO_VERSIONS)."""
+    key = {"Ubuntu": "ubuntu", "Debian": "debian"}.get(str(distribution))
+    known = [line for line in RELEASE_LINES if RELEASES[line]["ubuntu"] or RELEASES[line]["debian"]]
+    releases = {}
+    for line in known:
+        for release in (RELEASES[line][key] or ()) if key else ():
+            releases.setdefault(release, []).append(line)
+    return {"known_lines": known, "releases": releases, "amdgpu_versions": dict(AMDGPU_REPO_VERSIONS)}
 
 # ---------------------------------------------------------------------------------------------
 # Override families: a GPU of a family that lacks kernels on a line borrows the kernels of the
