@@ -20,7 +20,7 @@ FILTERS = gfx_filter.FilterModule().filters()
 
 
 def test_filter_names():
-    assert set(FILTERS) == {"hsa_override", "gpu_support", "torch_for_rocm", "gpu_env"}
+    assert set(FILTERS) == {"hsa_override", "gpu_support", "torch_for_rocm", "gpu_env", "rocm_apt_lines"}
 
 
 @pytest.mark.parametrize("gfx, rocm, expected", [
