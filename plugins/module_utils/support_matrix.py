@@ -478,6 +478,7 @@ def rocm_apt_lines(distribution):
             releases.setdefault(release, []).append(line)
     return {"known_lines": known, "releases": releases, "amdgpu_versions": dict(AMDGPU_REPO_VERSIONS)}
 
+
 # ---------------------------------------------------------------------------------------------
 # Override families: a GPU of a family that lacks kernels on a line borrows the kernels of the
 # first candidate that runs natively on that line (its HSA version becomes the override value).

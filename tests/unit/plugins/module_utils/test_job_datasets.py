@@ -110,7 +110,7 @@ def test_plan_writes_the_spec_and_lists_the_copies(value, dataset_src, file, spe
     found = jd.plan(value, dataset_src, JOB + "/")
     assert (found["file"], found["spec"]) == (file, spec)
     assert [(copy["variable"], copy["src"]) for copy in found["copies"]] == copied
-    assert sorted(found["src_files"]) == sorted(variable for variable, _ in copied)
+    assert sorted(found["src_files"]) == sorted(pair[0] for pair in copied)
 
 
 def test_plan_lists_the_host_files_of_a_list_for_the_preflight():
