@@ -895,6 +895,17 @@ def torch_wheels_for_line(line):
     return sorted(rows, key=lambda r: (r["torch"] is not None, _version_key(r["torch"] or "0")), reverse=True)
 
 
+def default_rocm_line():
+    """The line radeonlab.llm.rocm_repo installs by default: the newest with AMD's Radeon support verified on both
+    Ubuntu 22.04 and 24.04 and a verified stable PyTorch wheel index. rocm_repo's defaults carry it as a literal
+    (argument_specs must); a unit test keeps the two equal."""
+    indexed = {row["rocm_line"] for row in TORCH_WHEELS if row["verified"] and not row["nightly"]}
+    lines = [line for line, facts in RELEASES.items()
+             if facts["official_verified"] and facts["os_verified"] and {"22.04", "24.04"} <= set(facts["ubuntu"])
+             and facts["official_radeon"] and line in indexed]
+    return max(lines, key=_version_key)
+
+
 def torch_for_line(line, torch=None):
     """Pick the wheel row for a ROCm line (``'6.4'``), optionally pinned to a torch version.
 

@@ -4,7 +4,7 @@ import re
 import pytest
 
 EXPECTED = {
-    "navi31": {"meta": "rocm-hip-runtime", "extra": [], "rocm": "6.4.0", "build": "60400"},
+    "navi31": {"meta": "rocm-hip-runtime", "extra": [], "rocm": "7.1.0", "build": "70100"},
     "navi22": {"meta": "rocm-dev", "extra": ["rocm-smi-lib"], "rocm": "7.0.0", "build": "70000"},
 }
 

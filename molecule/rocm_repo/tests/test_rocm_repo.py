@@ -10,8 +10,8 @@ MIRROR = os.environ.get("LAB_MIRROR_URL", "http://127.0.0.1:8765").rstrip("/")
 
 # host -> (ROCm path version, amdgpu path version, suite, ROCm full version of the lab's stand-in)
 EXPECT = {
-    "navi31": ("6.4", "6.4", "jammy", "6.4.0"),
-    "navi22": ("7.0", "30.10", "jammy", "7.0.0"),
+    "navi31": ("7.1", "30.20", "jammy", "7.1.0"),
+    "navi22": ("6.4", "6.4", "jammy", "6.4.0"),
 }
 
 

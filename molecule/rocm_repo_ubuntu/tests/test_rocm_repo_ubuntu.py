@@ -8,7 +8,7 @@ PROJECT = pathlib.Path(os.environ.get("MOLECULE_PROJECT_DIRECTORY", pathlib.Path
 LAB_FPR = (PROJECT / ".cache/lab/rocm/rocm.gpg.fingerprint").read_text().strip()
 MIRROR = os.environ.get("LAB_MIRROR_URL", "http://127.0.0.1:8765").rstrip("/")
 
-# host -> (os-release VERSION_ID, suite); both on the default ROCm 6.4
+# host -> (os-release VERSION_ID, suite); both on the default ROCm 7.1
 EXPECT = {"navi31": ("22.04", "jammy"), "navi22": ("24.04", "noble")}
 
 
@@ -19,7 +19,7 @@ def expect(host):
 
 def test_sources_use_the_ubuntu_suite(host, expect):
     suite = expect[1]
-    for name, path in (("rocm", "rocm/apt/6.4"), ("amdgpu", "amdgpu/6.4/ubuntu")):
+    for name, path in (("rocm", "rocm/apt/7.1"), ("amdgpu", "amdgpu/30.20/ubuntu")):
         text = host.file("/etc/apt/sources.list.d/%s.sources" % name).content_string
         assert "URIs: %s/%s\n" % (MIRROR, path) in text
         assert "Suites: %s\n" % suite in text
@@ -36,10 +36,10 @@ def test_candidates_come_from_the_ubuntu_suite_at_600(host, expect):
     version_id, suite = expect
     rocm = host.check_output("apt-cache policy rocm")
     # the lab builds one package set per suite, versioned ~<Ubuntu release> like AMD's
-    assert "Candidate: 6.4.0." in rocm and "~%s" % version_id in rocm, rocm
-    assert " 600 %s/rocm/apt/6.4 %s/main amd64 Packages" % (MIRROR, suite) in rocm, rocm
+    assert "Candidate: 7.1.0." in rocm and "~%s" % version_id in rocm, rocm
+    assert " 600 %s/rocm/apt/7.1 %s/main amd64 Packages" % (MIRROR, suite) in rocm, rocm
     dkms = host.check_output("apt-cache policy amdgpu-dkms")
-    assert " 600 %s/amdgpu/6.4/ubuntu %s/main amd64 Packages" % (MIRROR, suite) in dkms, dkms
+    assert " 600 %s/amdgpu/30.20/ubuntu %s/main amd64 Packages" % (MIRROR, suite) in dkms, dkms
 
 
 def test_pin(host):

@@ -273,3 +273,17 @@ def test_docs_mention_matrix_version_and_every_line():
     assert sm.MATRIX_VERSION in text
     for line in sm.RELEASE_LINES:
         assert "| %s |" % line in text
+
+
+def test_default_rocm_line_is_the_newest_radeon_line_with_a_stable_index():
+    # 7.2's Radeon list is unverified (compat_72), so 7.1 is the newest line the rule accepts.
+    assert sm.default_rocm_line() == "7.1"
+    assert sm.RELEASES["7.2"]["official_verified"] is False
+
+
+def test_rocm_repo_defaults_carry_the_default_line():
+    import yaml
+
+    with open(os.path.join(ROOT, "roles", "rocm_repo", "defaults", "main.yml")) as handle:
+        defaults = yaml.safe_load(handle)
+    assert defaults["rocm_repo_rocm_version"] == sm.default_rocm_line()
