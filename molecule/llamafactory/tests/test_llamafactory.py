@@ -36,7 +36,7 @@ def test_llamafactory_is_installed_in_the_venv_as_the_user(host):
                             "m.version('torch'), m.version('jieba'), m.version('nltk'), m.version('rouge-chinese')]))")
     lf, torch, jieba, nltk, rouge = json.loads(out.splitlines()[-1])
     assert lf == "0.9.5"
-    assert torch.split("+")[0] == "2.9.1"  # the venv's pin survived the install
+    assert torch.split("+")[0] == "2.13.0"  # the venv's pin survived the install
     assert (jieba, nltk, rouge) == ("0.42.1", "3.10.4", "1.0.3")
     assert host.run("find %s -not -user %s -print -quit" % (VENV, USER)).stdout.strip() == ""
 
@@ -92,8 +92,8 @@ def test_environment_carries_the_override_and_no_telemetry(host, lab):
     assert env["DISABLE_VERSION_CHECK"] == "1"
     assert env["HF_HUB_DISABLE_TELEMETRY"] == "1"
     assert "FLASH_ATTENTION_TRITON_AMD_ENABLE" not in env  # no flash_attn in the lab
-    # torch 2.9 ships AOTriton 0.11b: gfx1100's kernels are experimental there for giving wrong results (never switched
-    # on), gfx1030 has none
+    # torch 2.13 ships AOTriton 0.12b: gfx1100's kernels are native there (no experimental switch needed), gfx1030 has
+    # none
     assert "TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL" not in env
     # localhost only: the plain CLI, no credentials file
     assert _show(host, "ExecStart").find("llamafactory-cli webui") != -1
@@ -106,14 +106,15 @@ def test_facts_record_version_attention_and_env(host, lab):
     facts = json.loads(facts_file.content_string)
     assert facts["version"] == "0.9.5"
     assert facts["attention"]["backend"] == "sdpa"
-    # sdpa on torch 2.9.1 (AOTriton 0.11b): both on the math kernel, gfx1100 because 0.11b's gfx1100 kernels give wrong
-    # results (so the experimental switch stays off), gfx1031 -> gfx1030 because AOTriton has no RDNA2 kernels
+    # sdpa on torch 2.13.0 (AOTriton 0.12b): gfx1100 on AOTriton's flash kernel (native from 0.12b, no experimental
+    # switch), gfx1031 -> gfx1030 on the math kernel because AOTriton has no RDNA2 kernels
     assert facts["attention"]["env"] == {}
-    assert facts["attention"]["sdpa_kernel"] == "math"
-    assert ("has no AOTriton SDPA kernels for gfx1030" if lab[1] else "wrong results") in facts["attention"]["sdpa_reason"]
+    assert facts["attention"]["sdpa_kernel"] == ("math" if lab[1] else "flash")
+    assert ("has no AOTriton SDPA kernels for gfx1030" if lab[1] else "torch 2.13 (AOTriton 0.12b): AOTriton flash") \
+        in facts["attention"]["sdpa_reason"]
     assert facts["attention"]["targets"] == (["gfx1030"] if lab[1] else ["gfx1100"])
     assert facts["env"]["llamafactory_version"] == "0.9.5"
-    assert facts["env"]["pytorch_version"].startswith("2.9.1")
+    assert facts["env"]["pytorch_version"].startswith("2.13.0")
     assert facts["env"]["transformers_version"]
     assert facts["webui"] == {"enabled": True, "url": "http://127.0.0.1:%d/" % lab[0], "bind": "127.0.0.1",
                               "port": lab[0], "auth": False}

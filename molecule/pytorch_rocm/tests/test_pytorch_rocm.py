@@ -10,7 +10,7 @@ import pytest
 VENV = "/opt/radeonlab/venv"
 USER = "trainer"
 FACTS = "/etc/ansible/facts.d/pytorch_rocm.fact"
-WANTED = {"torch": "2.9.1", "torchvision": "0.24.1", "torchaudio": "2.9.1"}
+WANTED = {"torch": "2.13.0", "torchvision": "0.28.0", "torchaudio": "2.11.0"}
 
 PROJECT = pathlib.Path(os.environ.get("MOLECULE_PROJECT_DIRECTORY", pathlib.Path(__file__).resolve().parents[3]))
 EPHEMERAL = pathlib.Path(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "/nonexistent"))

@@ -51,7 +51,7 @@ def test_torch_came_from_the_wheelhouse_the_play_served_and_no_server_outlived_t
     assert facts["source"] == "http://127.0.0.1:%d/" % WHEELHOUSE_PORT
     with open(WHEELHOUSE_LOG, encoding="utf-8") as handle:
         requests = [line.split() for line in handle]
-    assert [r for r in requests if r[2] == "GET" and r[3].startswith("/torch-2.9.1") and r[4] == "200"]
+    assert [r for r in requests if r[2] == "GET" and r[3].startswith("/torch-2.13.0") and r[4] == "200"]
     assert [r for r in requests if r[2] == "HEAD" and r[3] == "/" and r[4] == "200"], "no host checked it reaches the wheelhouse"
     assert not [r for r in requests if r[4] == "200" and r[3] != "/" and not r[3].endswith(".whl")]
     with socket.socket() as probe:
