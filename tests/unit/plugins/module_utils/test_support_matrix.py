@@ -287,3 +287,13 @@ def test_rocm_repo_defaults_carry_the_default_line():
     with open(os.path.join(ROOT, "roles", "rocm_repo", "defaults", "main.yml")) as handle:
         defaults = yaml.safe_load(handle)
     assert defaults["rocm_repo_rocm_version"] == sm.default_rocm_line()
+
+
+@pytest.mark.parametrize("path, text", [
+    ("README.md", "Default ROCm line: **%s**"),
+    ("roles/rocm_repo/README.md", "### Why ROCm %s by default"),
+    ("roles/rocm_repo/README.md", "| `rocm_repo_rocm_version` | `\"%s\"` |"),
+])
+def test_readmes_name_the_default_line(path, text):
+    with open(os.path.join(ROOT, path)) as handle:
+        assert text % sm.default_rocm_line() in handle.read()
