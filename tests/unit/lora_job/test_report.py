@@ -181,3 +181,15 @@ def test_the_api_line_reaches_both_pages(tmp_path):
     report.write_report(str(tmp_path))
     assert 'it answered "<b>x</b>"' in (tmp_path / "report.md").read_text()
     assert "it answered &quot;&lt;b&gt;x&lt;/b&gt;&quot;" in (tmp_path / "report.html").read_text()
+
+
+@pytest.mark.parametrize("info, cell", [
+    ({"torch": "2.13.0+rocm7.1", "hip": "7.1.25424"}, "2.13.0+rocm7.1 / HIP 7.1.25424"),
+    # a CUDA build where ROCm was wanted says so: the report must not call it a CPU build
+    ({"torch": "2.13.0+cu130", "hip": "", "cuda": "13.0"}, "2.13.0+cu130 / no HIP (CUDA 13.0 build)"),
+    ({"torch": "2.13.0+cpu", "hip": "", "cuda": ""}, "2.13.0+cpu / no HIP (CPU build)"),
+    ({"torch": "2.9.1"}, "2.9.1 / no HIP (CPU build)"),
+    ({}, "-"),
+])
+def test_torch_cell_names_the_build(info, cell):
+    assert report.torch_cell(info) == cell

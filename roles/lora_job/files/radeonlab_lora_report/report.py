@@ -197,7 +197,9 @@ def loss_cell(status: dict, first_key: str = "first_loss", final_key: str = "fin
 def torch_cell(info: dict) -> str:
     if info.get("hip"):
         return "%s / HIP %s" % (info.get("torch") or "-", info["hip"])
-    return "%s / no HIP (CPU build)" % info["torch"] if info.get("torch") else "-"
+    if not info.get("torch"):
+        return "-"
+    return "%s / no HIP (%s build)" % (info["torch"], "CUDA %s" % info["cuda"] if info.get("cuda") else "CPU")
 
 
 def host_row(host: str, info: dict, status: dict) -> dict:
