@@ -11,6 +11,10 @@ Prints one JSON object: Python and torch versions, torch.version.hip / .cuda, th
 the same product on the CPU (wall times in "timings_ms", kept apart so everything else is stable from
 run to run). With no GPU visible the matmul runs on the CPU. Never raises: failures
 are reported in "error" fields and "ok" is false. Exit status 0.
+
+For the play's messages it adds what it found in words: "build" (torch and HIP, or which build it is
+instead), "summary" (the devices and their matmuls) and, when HIP has no working GPU, "problem" (one of
+PROBLEMS) with "hint" (what exactly failed); the role adds the advice for each problem.
 """
 import argparse
 import json
@@ -40,6 +44,44 @@ def _matmul(torch, device, size, timings):
         result["matmul_ok"] = False
         result["error"] = "%s: %s" % (type(exc).__name__, exc)
     return result
+
+
+PROBLEMS = ("no_hip", "no_gpu", "matmul")
+
+
+def describe_build(out):
+    """torch's version and HIP, or why there is no HIP: the build it is instead."""
+    if not out["torch"]:
+        return "(import failed: %s)" % out.get("error", "?")
+    if out["hip"]:
+        return "%s HIP %s" % (out["torch"], out["hip"])
+    return "%s (%s build, no HIP)" % (out["torch"], "CUDA %s" % out["cuda"] if out["cuda"] else "CPU")
+
+
+def describe_devices(out):
+    """The GPUs HIP sees with their matmul result and time, or the CPU's matmul when it sees none."""
+    if not out["devices"]:
+        cpu_ok = (out["cpu"] or {}).get("matmul_ok", False)
+        return "no GPU visible, CPU matmul %s" % ("ok" if cpu_ok else "FAILED")
+    gpus = ["[%d] %s %s matmul %s %s ms" % (d["index"], d.get("name") or "?", d.get("arch") or "", "ok" if d["matmul_ok"] else "FAILED",
+                                            out["timings_ms"].get("cuda:%d" % d["index"], "-")) for d in out["devices"]]
+    return "%d GPU(s): %s" % (len(gpus), ", ".join(gpus))
+
+
+def gpu_problem(out):
+    """(problem, hint) when HIP has no working GPU, else (None, None); problem is one of PROBLEMS."""
+    if not out["torch"]:
+        return None, None
+    if not out["hip"]:
+        return "no_hip", "torch.version.hip is None: torch %s is a %s build, not a ROCm one." % (
+            out["torch"], "CUDA %s" % out["cuda"] if out["cuda"] else "CPU")
+    if not out["device_count"]:
+        reason = " (%s)" % out["device_error"] if out.get("device_error") else ""
+        return "no_gpu", "HIP sees no GPU%s." % reason
+    failed = ["[%d] %s (%s)" % (d["index"], d.get("name") or "?", d.get("error", "")) for d in out["devices"] if not d["matmul_ok"]]
+    if failed:
+        return "matmul", "The matmul failed on %s." % ", ".join(failed)
+    return None, None
 
 
 def check(size):
@@ -77,11 +119,19 @@ def check(size):
     return out
 
 
+def check_described(size):
+    """check() with the words the play prints: build, summary, problem and hint."""
+    out = check(size)
+    out["build"], out["summary"] = describe_build(out), describe_devices(out)
+    out["problem"], out["hint"] = gpu_problem(out)
+    return out
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=512, help="matrix size (default 512)")
     args = parser.parse_args(argv)
-    print(json.dumps(check(args.size), sort_keys=True))
+    print(json.dumps(check_described(args.size), sort_keys=True))
     return 0
 
 

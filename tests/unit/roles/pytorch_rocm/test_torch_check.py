@@ -7,9 +7,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy
 import pytest
+import yaml
 
 XTX = {"name": "Radeon RX 7900 XTX", "total_kib": 25149440, "arch": "gfx1100"}
 MI210 = {"name": "AMD Instinct MI210", "total_kib": 67092480, "arch": "gfx90a:sramecc+:xnack-"}
@@ -124,3 +126,49 @@ def test_matmul(load_script, device, skew, broken, want, error):
     assert result.get("matmul_ok") is want and result.get("error") == error
     assert (device in timings) is (not broken)
     assert torch.synced == ([device] if device.startswith("cuda") and not broken else [])
+
+
+def _out(torch="2.13.0+rocm7.1", hip="7.1.25424", cuda=None, devices=(), cpu=None, **extra):
+    out = {"torch": torch, "hip": hip, "cuda": cuda, "device_count": len(devices), "devices": list(devices), "cpu": cpu,
+           "timings_ms": {"cuda:0": 0.9}}
+    out.update(extra)
+    return out
+
+
+GOOD = {"index": 0, "name": "AMD Radeon RX 7900 XTX", "arch": "gfx1100", "matmul_ok": True}
+BAD = {"index": 1, "name": "AMD Radeon Graphics", "arch": "gfx1036", "matmul_ok": False, "error": "RuntimeError: HIP error: invalid device function"}
+
+
+@pytest.mark.parametrize("out, build, summary, problem, hint", [
+    (_out(devices=[GOOD]), "2.13.0+rocm7.1 HIP 7.1.25424", "1 GPU(s): [0] AMD Radeon RX 7900 XTX gfx1100 matmul ok 0.9 ms", None, None),
+    (_out(torch="2.13.0+cu130", hip=None, cuda="13.0", cpu={"matmul_ok": True}), "2.13.0+cu130 (CUDA 13.0 build, no HIP)",
+     "no GPU visible, CPU matmul ok", "no_hip", "torch.version.hip is None: torch 2.13.0+cu130 is a CUDA 13.0 build, not a ROCm one."),
+    (_out(torch="2.9.1+cpu", hip=None, cpu={"matmul_ok": True}), "2.9.1+cpu (CPU build, no HIP)", "no GPU visible, CPU matmul ok",
+     "no_hip", "torch.version.hip is None: torch 2.9.1+cpu is a CPU build, not a ROCm one."),
+    (_out(cpu={"matmul_ok": True}, device_error="RuntimeError: No HIP GPUs are available"), "2.13.0+rocm7.1 HIP 7.1.25424",
+     "no GPU visible, CPU matmul ok", "no_gpu", "HIP sees no GPU (RuntimeError: No HIP GPUs are available)."),
+    (_out(cpu={"matmul_ok": False}), "2.13.0+rocm7.1 HIP 7.1.25424", "no GPU visible, CPU matmul FAILED", "no_gpu", "HIP sees no GPU."),
+    (_out(devices=[GOOD, BAD]), "2.13.0+rocm7.1 HIP 7.1.25424",
+     "2 GPU(s): [0] AMD Radeon RX 7900 XTX gfx1100 matmul ok 0.9 ms, [1] AMD Radeon Graphics gfx1036 matmul FAILED - ms", "matmul",
+     "The matmul failed on [1] AMD Radeon Graphics (RuntimeError: HIP error: invalid device function)."),
+    (_out(torch=None, hip=None, error="import torch failed: ImportError: libamdhip64.so"), "(import failed: import torch failed: ImportError: libamdhip64.so)",
+     "no GPU visible, CPU matmul FAILED", None, None),
+], ids=["rocm-gpu", "cuda-build", "cpu-build", "no-gpu-with-reason", "no-gpu", "one-matmul-fails", "import-fails"])
+def test_words_for_the_play(load_script, out, build, summary, problem, hint):
+    check = load_script("pytorch_rocm", "torch_check.py")
+    assert (check.describe_build(out), check.describe_devices(out), check.gpu_problem(out)) == (build, summary, (problem, hint))
+    assert problem is None or problem in check.PROBLEMS
+
+
+def test_every_problem_has_the_roles_advice(load_script):
+    """The advice text is the role's, the problem names are the probe's: each problem has its advice."""
+    check = load_script("pytorch_rocm", "torch_check.py")
+    advice = yaml.safe_load((Path(__file__).parents[4] / "roles/pytorch_rocm/vars/main.yml").read_text())["_pytorch_rocm_gpu_advice"]
+    assert sorted(advice) == sorted(check.PROBLEMS)
+
+
+def test_the_printed_json_carries_the_words(run_script, json_of, fake_torch):
+    env = {"FAKE_TORCH_DEVICES": json.dumps([XTX]), "FAKE_TORCH_VERSION": "2.13.0+rocm7.1", "FAKE_TORCH_HIP": "7.1.25424"}
+    out = json_of(run_script("pytorch_rocm", "torch_check.py", "--size", "8", env=env, path=[fake_torch]))
+    assert out["build"] == "2.13.0+rocm7.1 HIP 7.1.25424" and out["summary"].startswith("1 GPU(s): [0] Radeon RX 7900 XTX gfx1100 matmul FAILED")
+    assert out["problem"] == "matmul" and out["hint"].startswith("The matmul failed on [0] Radeon RX 7900 XTX (AttributeError")
