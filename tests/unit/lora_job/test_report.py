@@ -193,3 +193,41 @@ def test_the_api_line_reaches_both_pages(tmp_path):
 ])
 def test_torch_cell_names_the_build(info, cell):
     assert report.torch_cell(info) == cell
+
+
+def test_the_html_page_escapes_a_hostile_value_the_markdown_shows_it_as_written(tmp_path):
+    _host(tmp_path, "h1", {"gpu": "<script>alert(1)</script>"}, {"state": "failed", "message": "<script>alert('x')</script> & more"}, plot=False)
+    report.write_report(str(tmp_path))
+    page = (tmp_path / "report.html").read_text()
+    assert "<script>" not in page
+    assert "<td>&lt;script&gt;alert(1)&lt;/script&gt;</td>" in page and "<p>&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; &amp; more</p>" in page
+    assert "- <script>alert('x')</script> & more" in (tmp_path / "report.md").read_text()
+
+
+@pytest.mark.parametrize("value, cell", [
+    ("RX | 6600", "RX \\| 6600"),
+    ("one\ntwo", "one\\ntwo"),
+    ("<b>x</b> & y", "<b>x</b> & y"),
+    (None, "None"),
+])
+def test_markdown_cell(value, cell):
+    assert report._markdown_cell(value) == cell
+
+
+def test_a_pipe_in_a_cell_does_not_split_the_markdown_row(tmp_path):
+    _host(tmp_path, "h1", {"gpu": "RX | 6600"}, {"state": "succeeded"}, plot=False)
+    (tmp_path / "h1" / "samples.json").write_text(json.dumps({"samples": [{"prompt": "a | b", "base": "c\nd", "adapter": "e"}]}))
+    report.write_report(str(tmp_path))
+    markdown = (tmp_path / "report.md").read_text()
+    assert "| h1 | RX \\| 6600 | - | none | - | - |" in markdown and "| a \\| b | c\\nd | e |" in markdown
+    assert "<td>RX | 6600</td>" in (tmp_path / "report.html").read_text()
+
+
+def test_both_pages_are_rendered_from_the_templates_shipped_in_the_package():
+    package = os.path.dirname(os.path.abspath(report.__file__))
+    assert report.PAGES == {"report.md": "templates/report.md.j2", "report.html": "templates/report.html.j2"}
+    for page, name in report.PAGES.items():
+        template = report._environment().get_template(name)
+        assert template.filename == os.path.join(package, name) and os.path.isfile(template.filename)
+        assert open(template.filename, encoding="utf-8").readline().startswith("{# %s:" % page)
+        assert template.environment.autoescape(name) is page.endswith(".html")

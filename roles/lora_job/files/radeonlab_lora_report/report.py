@@ -14,7 +14,9 @@ Two tables: the hosts (GPU, gfx, override, ROCm, torch) and the training (device
 checkpointing, attention, plan estimate, measured peak, tokens/s, steps, wall time, attempts, loss, outcome),
 then one section per host with the messages, retry reasons, the base-vs-adapter answers to the sample prompts
 (``samples.json``) and the loss plots (training, and eval when samples were held out). ``host_row`` builds one row
-(column -> text) for both writers.
+(column -> text); ``report_context`` decides everything both pages show (tables, cells, notes, samples, plots and their
+data URIs) once, and ``templates/report.md.j2`` and ``templates/report.html.j2`` (autoescaped) lay it out. jinja2 comes
+with the controller's Python: results.yml runs this module with ``ansible_playbook_python``.
 
 status.json keys read: state, message, plan, gpu_plan, device, attempts, attempt, retry_reasons, attention,
 peak_memory, tokens_per_second, tokens_per_second_basis, global_step, max_steps, duration_s, first_loss,
@@ -27,10 +29,14 @@ from __future__ import annotations
 
 import argparse
 import base64
+import functools
 import html
 import json
 import os
 import sys
+
+import jinja2
+import markupsafe
 
 from radeonlab_lora.samples import SAMPLES_FILE
 from radeonlab_lora.state import read_json, write_text_if_changed
@@ -46,6 +52,7 @@ TABLES = [("Hosts", HOST_COLUMNS), ("Training", TRAINING_COLUMNS)]
 SAMPLE_COLUMNS = [("prompt", "Prompt"), ("base", "Base model"), ("adapter", "With the adapter")]
 PLOTS = [("loss", "training_loss.png"), ("eval loss", "training_eval_loss.png")]  # LLaMA-Factory's plot_loss
 PEAK_KINDS = {"gpu_allocated": "GPU allocated", "cpu_rss": "CPU RSS"}
+PAGES = {"report.md": "templates/report.md.j2", "report.html": "templates/report.html.j2"}  # under this package's directory
 
 
 # --------------------------------------------------------------------------------------------- cells
@@ -299,66 +306,71 @@ def _markdown_cell(value) -> str:
     return str(value).replace("|", "\\|").replace("\n", "\\n")
 
 
-def _markdown_table(columns: list, rows: list) -> list:
-    lines = ["| %s |" % " | ".join(label for _key, label in columns), "|%s" % ("---|" * len(columns))]
-    return lines + ["| %s |" % " | ".join(_markdown_cell(row[key]) for key, _label in columns) for row in rows]
+@jinja2.pass_eval_context
+def _escape_as_html_escape(eval_ctx, value):
+    """In the HTML page, escape as ``html.escape`` does (``&quot;``, ``&#x27;``), not as markupsafe (``&#34;``, ``&#39;``):
+    the page stays byte-identical to the one written before the templates, so an unchanged fleet rewrites nothing."""
+    if not eval_ctx.autoescape or isinstance(value, markupsafe.Markup):
+        return value
+    return markupsafe.Markup(html.escape(str(value)))
 
 
-def render_markdown(title: str, entries: list) -> str:
-    rows = [entry["row"] for entry in entries]
-    lines = ["# %s" % title]
-    for heading, columns in TABLES:
-        lines += ["", "## %s" % heading, ""] + _markdown_table(columns, rows)
-    for entry in entries:
-        row = entry["row"]
-        lines += ["", "## %s" % row["host"], "", "- %s" % summary_line(row)]
-        lines += ["- %s" % note for note in entry["notes"]]
-        for what, plot in entry["plots"]:
-            lines += ["", "![%s of %s](%s)" % (what, row["host"], plot)]
-        if entry["samples"]:
-            lines += ["", "Sample prompts (greedy): the base model and the adapter", ""]
-            lines += _markdown_table(SAMPLE_COLUMNS, entry["samples"])
-    return "\n".join(lines) + "\n"
-
-
-def _html_table(columns: list, rows: list) -> str:
-    esc = html.escape
-    head = "".join("<th>%s</th>" % esc(label) for _key, label in columns)
-    body = "".join("<tr>%s</tr>" % "".join("<td>%s</td>" % esc(str(row[key])) for key, _label in columns) for row in rows)
-    return "<table><tr>%s</tr>%s</table>" % (head, body)
-
-
-def render_html(title: str, entries: list, results_dir: str) -> str:
-    esc = html.escape
-    rows = [entry["row"] for entry in entries]
-    tables = "\n".join("<h2>%s</h2>\n%s" % (esc(heading), _html_table(columns, rows)) for heading, columns in TABLES)
-    sections = []
-    for entry in entries:
-        row = entry["row"]
-        parts = ["<h2>%s</h2>" % esc(row["host"]), "<p>%s</p>" % esc(summary_line(row))]
-        parts += ["<p>%s</p>" % esc(note) for note in entry["notes"]]
-        for what, plot in entry["plots"]:
-            with open(os.path.join(results_dir, plot), "rb") as handle:
-                data = base64.b64encode(handle.read()).decode("ascii")
-            parts.append('<img alt="%s of %s" src="data:image/png;base64,%s">' % (esc(what), esc(row["host"]), data))
-        if entry["samples"]:
-            parts.append("<p>Sample prompts (greedy): the base model and the adapter</p>")
-            parts.append(_html_table(SAMPLE_COLUMNS, entry["samples"]))
-        sections.append("\n".join(parts))
-    return (
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>%s</title>\n"
-        "<style>body{font-family:sans-serif}table{border-collapse:collapse}td,th{border:1px solid #999;padding:4px}"
-        "img{max-width:640px}</style></head>\n<body><h1>%s</h1>\n%s\n%s\n</body></html>\n"
-        % (esc(title), esc(title), tables, "\n".join(sections))
+@functools.lru_cache(maxsize=None)
+def _environment() -> jinja2.Environment:
+    """The templates under ``templates/``: ``*.html.j2`` autoescaped, Markdown as written (its cells through ``markdown_cell``)."""
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(os.path.dirname(os.path.abspath(__file__))),
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",), default_for_string=False, default=False),
+        finalize=_escape_as_html_escape, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
     )
+    environment.filters["markdown_cell"] = _markdown_cell
+    return environment
+
+
+def _table(columns: list, rows: list, heading: str | None = None) -> dict:
+    """A table for the templates: its heading, column labels and rows of cell text, in column order."""
+    return {"heading": heading, "columns": [label for _key, label in columns], "rows": [[str(row[key]) for key, _label in columns] for row in rows]}
+
+
+def _plot(what: str, host: str, path: str, results_dir: str) -> dict:
+    """A loss plot: its alt text, its path relative to RESULTS_DIR (Markdown) and its content as a data URI (HTML)."""
+    with open(os.path.join(results_dir, path), "rb") as handle:
+        data = base64.b64encode(handle.read()).decode("ascii")
+    return {"alt": "%s of %s" % (what, host), "path": path, "data_uri": "data:image/png;base64,%s" % data}
+
+
+def _host_section(entry: dict, results_dir: str) -> dict:
+    host = entry["row"]["host"]
+    return {
+        "name": host,
+        "summary": summary_line(entry["row"]),
+        "notes": entry["notes"],
+        "plots": [_plot(what, host, path, results_dir) for what, path in entry["plots"]],
+        "samples": _table(SAMPLE_COLUMNS, entry["samples"]) if entry["samples"] else None,
+    }
+
+
+def report_context(title: str, entries: list, results_dir: str) -> dict:
+    """What both pages show, decided once: the title, the two tables and one section per host."""
+    rows = [entry["row"] for entry in entries]
+    return {
+        "title": title,
+        "tables": [_table(columns, rows, heading) for heading, columns in TABLES],
+        "hosts": [_host_section(entry, results_dir) for entry in entries],
+    }
+
+
+def render_pages(title: str, entries: list, results_dir: str) -> dict:
+    """Page file name -> its text, every page rendered from the same context."""
+    context = report_context(title, entries, results_dir)
+    return {page: _environment().get_template(template).render(context) for page, template in PAGES.items()}
 
 
 def write_report(results_dir: str, title: str = "radeonlab.llm LoRA fleet report", not_finished=()) -> dict:
     entries = [load_host(results_dir, host, host not in not_finished) for host in hosts(results_dir, not_finished)]
-    changed = {
-        "report.md": write_text_if_changed(os.path.join(results_dir, "report.md"), render_markdown(title, entries)),
-        "report.html": write_text_if_changed(os.path.join(results_dir, "report.html"), render_html(title, entries, results_dir)),
-    }
+    pages = render_pages(title, entries, results_dir)
+    changed = {page: write_text_if_changed(os.path.join(results_dir, page), text) for page, text in pages.items()}
     return {"changed": any(changed.values()), "files": changed, "hosts": [entry["row"]["host"] for entry in entries],
             "not_finished": sorted(not_finished), "markdown": os.path.join(results_dir, "report.md"), "html": os.path.join(results_dir, "report.html")}
 
