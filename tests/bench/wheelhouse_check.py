@@ -21,7 +21,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SCRIPT = os.path.join(ROOT, "roles", "pytorch_rocm", "files", "wheelhouse.py")
+SCRIPT = os.path.join(ROOT, "roles", "venv_pip", "files", "wheelhouse.py")
 sys.path.insert(0, os.path.dirname(SCRIPT))
 import wheelhouse  # noqa: E402  pylint: disable=wrong-import-position
 

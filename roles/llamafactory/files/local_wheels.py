@@ -6,7 +6,7 @@
 
     python local_wheels.py --dir DIR --index-url URL [--check] NAME==VERSION...
 
-The fleet wheelhouse (radeonlab.llm.pytorch_rocm's wheelhouse.py) downloads binary wheels only
+The fleet wheelhouse (radeonlab.llm.venv_pip's wheelhouse.py) downloads binary wheels only
 (--only-binary=:all:), and LLaMA-Factory's metrics requirement jieba has no wheel on PyPI. This builds
 `NAME-VERSION-*.whl` into DIR (pure-Python sdists only: the result must be a py3-none-any wheel, so the
 controller's Python does not matter) unless such a wheel is already there. wheelhouse.py then finds it

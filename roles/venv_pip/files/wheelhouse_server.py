@@ -2,7 +2,7 @@
 # Copyright: radeonlab.llm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Serve the fleet wheelhouse from the controller for one ansible-playbook run (radeonlab.llm.pytorch_rocm).
+"""Serve the fleet wheelhouse from the controller for one ansible-playbook run (radeonlab.llm.venv_pip, started by pytorch_rocm's serve).
 
     python wheelhouse_server.py start --dir DIR --port PORT --bind ADDR [--bind ADDR ...]
     python wheelhouse_server.py stop --dir DIR --port PORT

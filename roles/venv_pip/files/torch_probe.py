@@ -2,7 +2,7 @@
 # Copyright: radeonlab.llm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Are these requirements already satisfied in this Python environment? (radeonlab.llm.pytorch_rocm)
+"""Are these requirements already satisfied in this Python environment? (radeonlab.llm.venv_pip)
 
     <venv>/bin/python torch_probe.py 'torch==2.9.1+rocm6.4' 'torchvision==0.24.1+rocm6.4' ...
 

@@ -1,7 +1,7 @@
 # Copyright: radeonlab.llm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""roles/pytorch_rocm/files/torch_probe.py: is a venv already what pip would make of these requirements?
+"""roles/venv_pip/files/torch_probe.py: is a venv already what pip would make of these requirements?
 
 Distributions are minimal dist-info directories on a temporary sys.path entry; the names start with rl-
 so that nothing installed in the test venv can answer for them.
@@ -53,20 +53,20 @@ def test_probe(load_script, dist, tmp_path, monkeypatch, dists, requirements, sa
     for name, version, requires in dists:
         dist(tmp_path, name, version, requires)
     monkeypatch.syspath_prepend(str(tmp_path))
-    probe = load_script("pytorch_rocm", "torch_probe.py")
+    probe = load_script("venv_pip", "torch_probe.py")
     assert probe.probe(requirements) == {"satisfied": satisfied, "installed": installed, "problems": problems}
 
 
 def test_main_prints_one_sorted_object(load_script, dist, tmp_path, monkeypatch, capsys):
     dist(tmp_path, "rl-torch", "2.9.1", [])
     monkeypatch.syspath_prepend(str(tmp_path))
-    probe = load_script("pytorch_rocm", "torch_probe.py")
+    probe = load_script("venv_pip", "torch_probe.py")
     assert probe.main(["rl-torch==2.9.1", "rl-absent"]) == 0
     out = capsys.readouterr().out
     assert out == json.dumps({"installed": {"rl-torch": "2.9.1"}, "problems": ["rl-absent is not installed"], "satisfied": False}) + "\n"
 
 
 def test_no_arguments_is_a_usage_error(run_script):
-    proc = run_script("pytorch_rocm", "torch_probe.py")
+    proc = run_script("venv_pip", "torch_probe.py")
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr.startswith("usage: torch_probe.py REQUIREMENT...")

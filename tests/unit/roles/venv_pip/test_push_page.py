@@ -1,9 +1,9 @@
 # Copyright: radeonlab.llm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The push delivery's link page (tasks/push.yml, rendered here from the task itself) and the host's pip command
-line: pip installs the pushed wheel, and refuses it once its bytes differ from the sha256 recorded at download,
-before it writes anything into the target."""
+"""The push delivery's link page (roles/venv_pip/tasks/push.yml, rendered here from the task itself) and the
+host's pip command line: pip installs the pushed wheel, and refuses it once its bytes differ from the sha256
+recorded at download, before it writes anything into the target."""
 
 from __future__ import annotations
 
@@ -16,20 +16,21 @@ import jinja2
 import pytest
 import yaml
 
-ROLE = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "pytorch_rocm"))
+ROLES = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles"))
 DEMO = "demo-1.0+local-py3-none-any.whl"
 
 
 def _page_task():
-    with open(os.path.join(ROLE, "tasks", "push.yml"), encoding="utf-8") as handle:
+    with open(os.path.join(ROLES, "venv_pip", "tasks", "push.yml"), encoding="utf-8") as handle:
         tasks = yaml.safe_load(handle)
     (task,) = [t for t in tasks if t["name"].startswith("Write the host's link page")]
     return task["ansible.builtin.copy"]
 
 
 def _wheelhouse_args(url):
-    """The host's pip source arguments, as vars/main.yml builds them (--only-binary, no --trusted-host for file://)."""
-    with open(os.path.join(ROLE, "vars", "main.yml"), encoding="utf-8") as handle:
+    """The host's pip source arguments, as pytorch_rocm's vars/main.yml builds them (--only-binary, no --trusted-host
+    for file://)."""
+    with open(os.path.join(ROLES, "pytorch_rocm", "vars", "main.yml"), encoding="utf-8") as handle:
         expression = yaml.safe_load(handle)["_pytorch_rocm_wheelhouse_args"]
     env = jinja2.Environment()
     env.filters["urlsplit"] = lambda value, part: getattr(__import__("urllib.parse").parse.urlsplit(value), part)
@@ -46,7 +47,7 @@ def pushed(tmp_path, demo_wheel):
     task = _page_task()
     assert task["dest"].endswith("/index.html")
     page = jinja2.Environment(autoescape=False).from_string(task["content"]).render(
-        __pytorch_rocm_push_names=[DEMO], __pytorch_rocm_push_hashes={DEMO: recorded})
+        venv_pip_push_names=[DEMO], venv_pip_push_hashes={DEMO: recorded})
     (host / "index.html").write_text(page)
     return host, recorded
 

@@ -1,7 +1,7 @@
 # Copyright: radeonlab.llm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""roles/pytorch_rocm/files/wheelhouse.py: platform tags, set keys, stamps, the pip argv, and runs against a fake pip."""
+"""roles/venv_pip/files/wheelhouse.py: platform tags, set keys, stamps, the pip argv, and runs against a fake pip."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ sys.exit(int(os.environ.get("FAKE_PIP_RC", "0")))
 
 @pytest.fixture
 def wheelhouse(load_script):
-    return load_script("pytorch_rocm", "wheelhouse.py")
+    return load_script("venv_pip", "wheelhouse.py")
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 # Copyright: radeonlab.llm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Fill a fleet wheelhouse once, on the controller (radeonlab.llm.pytorch_rocm).
+"""Fill a fleet wheelhouse once, on the controller (radeonlab.llm.venv_pip, for pytorch_rocm and llamafactory).
 
     python wheelhouse.py --dir DIR --sets JSON [--check]
 

@@ -1,7 +1,7 @@
 # Copyright: radeonlab.llm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""roles/pytorch_rocm/files/wheelhouse_server.py: what it serves, pip's hash check through it, its lifetime.
+"""roles/venv_pip/files/wheelhouse_server.py: what it serves, pip's hash check through it, its lifetime.
 
 The server is started the way the role starts it, from a process under an ``ansible-playbook`` command
 line (here a stand-in script of that name), and must end when that process ends.
@@ -23,7 +23,7 @@ import urllib.request
 
 import pytest
 
-SERVER = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "pytorch_rocm", "files",
+SERVER = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "venv_pip", "files",
                                       "wheelhouse_server.py"))
 DEMO = "demo-1.0-py3-none-any.whl"
 OTHER = "other-1.0-py3-none-any.whl"
