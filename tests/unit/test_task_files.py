@@ -9,7 +9,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 TASK_FILES = sorted(ROOT.glob("roles/*/tasks/*.yml"))
-LIMIT = 140
+LIMIT = 110
 
 
 def test_task_files_are_found():
