@@ -770,6 +770,11 @@ VOCABULARY = {
     "sdpa_kernels": ("flash", "math"),
     # LLaMA-Factory's dataset_info "formatting"
     "dataset_formats": ("alpaca", "sharegpt"),
+    # the suffix of the runner's LLaMA-Factory configs, which are JSON text. LLaMA-Factory picks its reader by the
+    # suffix: its .json branch fails in 0.9.5 (read_args hands a Path to json.load: hiyouga/LlamaFactory#10316, fix PRs
+    # #10354 and #10361 still open on 2026-12-05), its .yaml branch reads through OmegaConf's YAML loader, which reads
+    # JSON as the same values (exponent floats such as 5e-05 included). Becomes ".json" with a release that has the fix.
+    "llamafactory_config_suffix": ".yaml",
 }
 
 

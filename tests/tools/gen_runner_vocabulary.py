@@ -28,7 +28,7 @@ def _support_matrix():
 
 
 def render():
-    names = {key: list(values) for key, values in _support_matrix().VOCABULARY.items()}
+    names = {key: list(value) if isinstance(value, tuple) else value for key, value in _support_matrix().VOCABULARY.items()}
     return json.dumps({"_generated_by": "tests/tools/gen_runner_vocabulary.py from plugins/module_utils/support_matrix.py "
                                         "VOCABULARY: do not edit", **names}, indent=2, sort_keys=True) + "\n"
 

@@ -257,9 +257,8 @@ def test_with_lora_job_restart_systemd_restarts_a_killed_runner_and_the_same_pla
     for name in CHAT_SETS:
         assert trained_on[name]["formatting"] == "sharegpt" and trained_on[name]["columns"] == {"messages": "messages"}, trained_on
         assert trained_on[name]["file_name"] == "/var/lib/radeonlab/lora/fault-restart/data/%s.jsonl" % name, trained_on
-    train = _on(AT["restart"][0], "cat /var/lib/radeonlab/lora/fault-restart/runs/*/train.yaml")
-    assert 'dataset: "%s"' % ",".join(CHAT_SETS) in train.splitlines(), train
-    assert "max_samples: %d" % (MAX_SAMPLES // 2) in train.splitlines(), train
+    train = json.loads(_on(AT["restart"][0], "cat /var/lib/radeonlab/lora/fault-restart/runs/*/train.yaml"))  # JSON text
+    assert train["dataset"] == ",".join(CHAT_SETS) and train["max_samples"] == MAX_SAMPLES // 2, train
     _row("runner killed (SIGKILL to the main process) on %s after checkpoint-%d, lora_job_restart=true, the job on a "
          "ShareGPT copy of the data set split into two data sets" % (AT["restart"][0], killed_at),
          "systemd restarted the unit (%s restart in its journal); the play kept following" % restarts,

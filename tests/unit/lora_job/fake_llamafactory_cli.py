@@ -36,14 +36,8 @@ TORCHRUN_ENV = ("FORCE_TORCHRUN", "ACCELERATE_TORCH_DEVICE", "NPROC_PER_NODE", "
 
 
 def read_config(path):
-    config = {}
     with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            if not line.strip() or line.startswith("#"):
-                continue
-            key, value = line.rstrip("\n").split(": ", 1)
-            config[key] = json.loads(value)
-    return config
+        return json.load(handle)  # the runner's configs are JSON text (test_render checks LLaMA-Factory's reader)
 
 
 def export(config):

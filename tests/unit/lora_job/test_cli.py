@@ -45,7 +45,7 @@ def test_render_writes_run_layout(tiny_job, tmp_path, capsys):
     result = json.loads(capsys.readouterr().out)
     assert len(result["config_hash"]) == 64 and all(result["changed"].values())
     assert sorted(os.listdir(out)) == ["data", "plan.json", "train.yaml"]
-    assert f'dataset_dir: "{out}/data"' in (out / "train.yaml").read_text()
+    assert json.loads((out / "train.yaml").read_text())["dataset_dir"] == f"{out}/data"
     assert cli.main(["render", "--job", job, "--out", str(out)]) == 0
     assert not any(json.loads(capsys.readouterr().out)["changed"].values())  # idempotent
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 
 import pytest
-import yaml
 from lora_cases import QWEN25_05B, matching_view
 
 from radeonlab_lora import runner, spec as jobspec
@@ -71,7 +70,7 @@ def test_two_data_sets_render_two_entries_and_one_dataset_argument(tmp_path, fil
                                     "columns": {"prompt": "instruction", "query": "input", "response": "output"}},
                     "tiny_chats": {"file_name": files["sharegpt_file"]["file"], "formatting": "sharegpt",
                                    "columns": {"messages": "messages"}, "tags": OPENAI["tags"]}}
-    train = yaml.safe_load((tmp_path / "job" / prepared.run_dir.rsplit("/", 1)[1] / "train.yaml").read_text())
+    train = json.loads((tmp_path / "job" / prepared.run_dir.rsplit("/", 1)[1] / "train.yaml").read_text())
     assert (train["dataset"], train["max_samples"]) == ("tiny_alpaca,tiny_chats", 68)
     assert prepared.config_hash not in PINNED.values()
     assert prepared.dataset_sha256.count(":") == 2 and prepared.dataset_sha256.startswith("tiny_alpaca:")

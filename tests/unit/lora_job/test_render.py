@@ -1,18 +1,19 @@
 # Copyright: radeonlab.llm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Rendered LLaMA-Factory config, dataset_info entry, YAML output and the config hash."""
+"""Rendered LLaMA-Factory config, dataset_info entry, the config as JSON text and the config hash."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-import yaml
+from omegaconf import OmegaConf
 from lora_cases import QWEN25_7B, RX7900XTX_24G, matching_view
 
 from radeonlab_lora import render, runner, spec as jobspec
-from radeonlab_lora.render import RenderError, config_hash, dataset_info_entry, to_yaml, training_config
+from radeonlab_lora.render import RenderError, config_hash, config_text, dataset_info_entry, training_config
+from radeonlab_lora.vocabulary import CONFIG_SUFFIX
 from radeonlab_lora.state import run_dir_for
 
 
@@ -108,24 +109,33 @@ def test_an_alpaca_job_hashes_as_before_formatting_existed(tiny_job):
     assert sharegpt.config_hash != plain.config_hash
 
 
-def test_yaml_round_trips_through_pyyaml(tiny_job):
+def _as_llamafactory_reads(text, tmp_path):
+    """What LLaMA-Factory 0.9.5's read_args returns for a config file of the runner's suffix (OmegaConf.load)."""
+    path = tmp_path / f"config{CONFIG_SUFFIX}"
+    path.write_text(text, encoding="utf-8")
+    return OmegaConf.to_container(OmegaConf.load(path))
+
+
+def test_the_config_is_json_that_llamafactory_reads_as_the_same_values(tiny_job, tmp_path):
     job = {**tiny_job, "learning_rate": 1e-5, "extra_args": {"weight_decay": 0.01, "optim": "adamw_torch", "lora_target_list": ["a", "b"]}}
     cfg = _prepared(job).train_config()
-    text = to_yaml(cfg, "a header\nwith two lines")
-    assert text.startswith("# a header\n# with two lines\n")
-    assert yaml.safe_load(text) == cfg
-    assert "learning_rate: 1.0e-05\n" in text
+    text = config_text(cfg)
+    assert json.loads(text) == cfg and list(json.loads(text)) == list(cfg)  # JSON, in the config's order
+    assert '  "learning_rate": 1e-05,\n' in text
+    assert _as_llamafactory_reads(text, tmp_path) == cfg
 
 
-@pytest.mark.parametrize("value, text", [(1e-05, "1.0e-05"), (1e20, "1.0e+20"), (0.0001, "0.0001"), (2.5e-07, "2.5e-07"), (3.0, "3.0")])
-def test_yaml_floats_stay_floats(value, text):
-    assert render._yaml_scalar(value) == text
-    assert yaml.safe_load(f"x: {text}")["x"] == value
+@pytest.mark.parametrize("value", [1e-05, 1e20, 2.5e-07, -3e-4, 0.0001, 3.0, 7, True, None, "", "yes", "no", "on", "0o17", "1e3", "2026-12-05",
+                                   "a: b # c", "${interpolation}", "quote \" backslash \\ tab \t newline \n", "caf\u00e9",
+                                   "\U0001f600 outside the BMP", "\u2028", [1, "two", 3.5e-9], {"nested": {"k": 1e-12}}])
+def test_a_value_reads_back_as_written(value, tmp_path):
+    assert _as_llamafactory_reads(config_text({"x": value}), tmp_path) == {"x": value}
 
 
-def test_yaml_rejects_nan():
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), "del \x7f", "c1 \x9f", "next line \x85", "\ufffe", "lone \udc80", b"bytes"])
+def test_a_value_llamafactory_could_not_read_is_refused(value):
     with pytest.raises(RenderError):
-        render._yaml_scalar(float("nan"))
+        config_text({"x": value})
 
 
 def test_extra_args_cannot_override_managed_keys(tiny_job):

@@ -9,7 +9,7 @@ and must not add anything to it. Modules, each a small set of pure functions unl
 - ``spec``       load and validate a job spec (JSON), fill defaults
 - ``modelshape`` parameter count and layer shape from ``config.json`` or a bare size in billions
 - ``sizing``     the memory model (calibrated on H200 measurements) and the batch/checkpointing/QLoRA plan
-- ``render``     LLaMA-Factory training YAML, ``dataset_info.json`` entry, the config hash
+- ``render``     LLaMA-Factory training config (JSON text), ``dataset_info.json`` entry, the config hash
 - ``failures``   log-tail classification and the retry policy (attention fallback, OOM)
 - ``progress``   ``trainer_log.jsonl`` -> one-line progress
 - ``state``      status file, checkpoints, "already done", the job lock (filesystem)

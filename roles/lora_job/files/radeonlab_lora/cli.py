@@ -9,7 +9,7 @@ vram_kb, integrated; ``[]`` = no GPU) or a flat ``vram_kb`` (KiB as rocminfo pri
 optionally ``reserve_gib``, ``ram_kb`` and ``bitsandbytes_ok``. A facts object that says nothing about GPUs
 (no ``gpus``/``agents``/``vram_kb`` key) gets its cards from the sysfs probe.
 
-- ``render --job J --out DIR``   DIR/train.yaml, DIR/data/dataset_info.json, DIR/plan.json; prints hash and paths
+- ``render --job J --out DIR``   DIR/train.yaml (JSON text), DIR/data/dataset_info.json, DIR/plan.json; prints hash and paths
 - ``plan --job J``               the sizing decision for the facts' device as JSON (no torch involved); exit 2
                                  with the numbers on stderr when refused
 - ``run --job J``                the whole job (see ``runner``); the systemd unit's command

@@ -19,10 +19,11 @@ import shutil
 
 from .inference import model_args
 from .state import output_dir_for, read_json, write_json_atomic
+from .vocabulary import CONFIG_SUFFIX
 
 EXPORT_SUBDIR = "merged"
 MARKER = ".radeonlab-export.json"
-CONFIG_FILE = "export.yaml"
+CONFIG_FILE = f"export{CONFIG_SUFFIX}"  # JSON text, as every config the runner writes
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
 MARGIN = 1.10  # shard headers, config and tokenizer files, and what a rounding of the estimate misses
 SLACK_BYTES = 64 << 20

@@ -1,7 +1,7 @@
 # Copyright: radeonlab.llm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""LLaMA-Factory training config, ``dataset_info.json`` entry and the config hash.
+"""LLaMA-Factory training config (JSON text), ``dataset_info.json`` entry and the config hash.
 
 The config hash decides "already trained this exact job". It is the sha256 of the canonical JSON
 (sorted keys, no whitespace) of:
@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
+import re
 
 from .sizing import Plan
 from .spec import DISTRIBUTED_DEFAULTS
@@ -206,36 +206,19 @@ def config_hash(train_cfg: dict, dataset_entry: dict, dataset_sha256: dict | str
 
 
 # ---------------------------------------------------------------------------------------------
-def _yaml_scalar(value) -> str:
-    """A YAML scalar that PyYAML and OmegaConf read back as the same Python value."""
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise RenderError(f"non-finite number {value!r}")
-        text = repr(value)
-        if "e" in text:  # YAML 1.1 needs "1.0e-05", not "1e-05" (read as a string)
-            mantissa, exponent = text.split("e")
-            if "." not in mantissa:
-                mantissa += ".0"
-            if exponent[0] not in "+-":
-                exponent = "+" + exponent
-            text = f"{mantissa}e{exponent}"
-        return text
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=True)  # a JSON string is a valid YAML double-quoted scalar
-    if isinstance(value, (list, dict)):
-        return json.dumps(value, ensure_ascii=True, sort_keys=isinstance(value, dict), allow_nan=False)  # YAML flow style
-    raise RenderError(f"cannot render {type(value).__name__} value {value!r}")
+# What LLaMA-Factory's config reader (PyYAML under OmegaConf, for the suffix the runner uses) reads back unchanged:
+# YAML's printable characters without NEL (U+0085, which YAML reads as a line break).
+_UNREADABLE = re.compile("[^\x09\x0a\x0d\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
-def to_yaml(cfg: dict, header: str = "") -> str:
-    lines = [f"# {line}" for line in header.splitlines()]
-    lines += [f"{key}: {_yaml_scalar(value)}" for key, value in cfg.items()]
-    return "\n".join(lines) + "\n"
+def config_text(cfg: dict) -> str:
+    """A LLaMA-Factory config as JSON text, keys in the config's order; the file's name ends in CONFIG_SUFFIX."""
+    try:
+        text = json.dumps(cfg, indent=2, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise RenderError(f"cannot write the LLaMA-Factory config: {exc}") from exc
+    unreadable = _UNREADABLE.search(text)
+    if unreadable:
+        raise RenderError(f"LLaMA-Factory cannot read a config holding the character {unreadable.group()!r} "
+                          f"(at {text[max(0, unreadable.start() - 40):unreadable.start()]!r})")
+    return text + "\n"

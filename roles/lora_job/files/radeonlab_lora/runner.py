@@ -18,7 +18,8 @@ Before anything is planned the device is decided (``devices.decide``: the GPU fa
 in the trainer's environment); the plan is made for the device training will use. A disagreement refuses
 the job (``DeviceMismatch``) before the first step. Each attempt runs as
 ``python -m radeonlab_lora.launch --peak-file <run_dir>/peak-attempt-N.json <cli> train attempt-N.yaml``,
-which records the trainer's peak memory.
+which records the trainer's peak memory. The configs are JSON text (``render.config_text``) in files named with
+``vocabulary.CONFIG_SUFFIX``, the suffix LLaMA-Factory reads them by.
 
 Exit codes: 0 succeeded or already done, 1 training failed, 2 refused (memory or device) or invalid job,
 75 another runner holds the job, 128+N interrupted by signal N.
@@ -37,6 +38,9 @@ from . import devices, export, failures, measurements, progress, render, samples
 from .modelshape import ModelShape, shape_for_job
 from .spec import SpecError
 from .trainer import Signals, find_cli, run_trainer
+from .vocabulary import CONFIG_SUFFIX
+
+TRAIN_CONFIG = f"train{CONFIG_SUFFIX}"  # the canonical config; attempt-N<suffix> is what attempt N ran
 
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED, EXIT_LOCKED = 0, 1, 2, 75
 
@@ -248,11 +252,11 @@ def _check_local_inputs(spec: dict) -> None:
 
 
 def write_run_files(prepared: Prepared, run_dir: str | None = None) -> dict:
-    """train.yaml, data/dataset_info.json and plan.json into ``run_dir`` (default: the job's run directory)."""
+    """The training config (TRAIN_CONFIG), data/dataset_info.json and plan.json into ``run_dir`` (default: the job's run
+    directory). The config hash and the plan's message are plan.json's and status.json's (JSON has no comments)."""
     run_dir = run_dir or prepared.run_dir
-    header = f"rendered by radeonlab_lora for job {prepared.spec['name']!r}\nconfig_hash {prepared.config_hash}\n{prepared.plan.message}"
     files = {
-        "train.yaml": render.to_yaml(prepared.train_config(run_dir), header),
+        TRAIN_CONFIG: render.config_text(prepared.train_config(run_dir)),
         os.path.join("data", "dataset_info.json"): render.canonical_json(prepared.dataset_entry) + "\n",
         "plan.json": render.canonical_json(prepared.plan.as_dict()) + "\n",
     }
@@ -362,7 +366,7 @@ def export_merged(prepared: Prepared, out=print) -> dict | None:
     if os.path.isdir(where):
         shutil.rmtree(where)  # a stale or half-written export: its marker is written last
     config_path, log_path = os.path.join(run_dir, export.CONFIG_FILE), os.path.join(run_dir, "export.log")
-    state.write_text_if_changed(config_path, render.to_yaml(export.config(spec, run_dir), "llamafactory-cli export: the merged model"))
+    state.write_text_if_changed(config_path, render.config_text(export.config(spec, run_dir)))
     out(f"merging the adapter into the base model: {where}")
     with open(log_path, "w", encoding="utf-8") as log:
         try:
@@ -568,8 +572,8 @@ def _run_locked(prepared: Prepared, lock: state.JobLock, signals: Signals, out) 
         if resume is None:
             state.clear_unresumable_output(prepared.output_dir)
         number = job.status["attempt"] + 1
-        attempt_yaml = os.path.join(prepared.run_dir, f"attempt-{number}.yaml")
-        state.write_text_if_changed(attempt_yaml, render.to_yaml(attempt_config(train_cfg, settings, resume), f"attempt {number}: {reason}"))
+        attempt_path = os.path.join(prepared.run_dir, f"attempt-{number}{CONFIG_SUFFIX}")
+        state.write_text_if_changed(attempt_path, render.config_text(attempt_config(train_cfg, settings, resume)))
         record = {"number": number, "settings": dict(settings), "reason": reason, "resumed_from": resume and os.path.basename(resume),
                   "started_at": state.now_iso(), "finished_at": None, "duration_s": None, "returncode": None,
                   "outcome": None, "failure": None, "evidence": None, "peak_memory": None}
@@ -587,7 +591,7 @@ def _run_locked(prepared: Prepared, lock: state.JobLock, signals: Signals, out) 
         peak_file = os.path.join(prepared.run_dir, f"peak-attempt-{number}.json")
         if os.path.exists(peak_file):
             os.unlink(peak_file)  # left by an attempt of a status that was lost: not this attempt's
-        argv = [sys.executable, "-m", "radeonlab_lora.launch", "--peak-file", peak_file, cli, "train", attempt_yaml]
+        argv = [sys.executable, "-m", "radeonlab_lora.launch", "--peak-file", peak_file, cli, "train", attempt_path]
         started = time.monotonic()
         returncode, tail = run_trainer(argv, env, log_path, lock.fd, signals, job.tick, prepared.spec["progress_interval_s"])
         elapsed = round(time.monotonic() - started, 2)

@@ -9,7 +9,7 @@ Layout under the job's ``output_dir`` (the *job root*)::
     <root>/.lock                   flock'ed while a runner - or a trainer it started - is alive
     <root>/<hash12>/               one *run directory* per config hash (first 12 hex digits)
         status.json                this config's own status (authoritative for "already done")
-        train.yaml                 the canonical rendered config; attempt-<n>.yaml what attempt n ran
+        train.yaml                 the canonical rendered config (JSON text); attempt-<n>.yaml what attempt n ran
         data/dataset_info.json
         train.log                  llamafactory-cli output of every attempt, with headers
         output/                    LLaMA-Factory's output_dir: checkpoint-<N>/, adapter, trainer_state.json, plots
