@@ -558,6 +558,8 @@ CHIP_IDS = {
     0x73bf: ("gfx1030", "Navi 21 (RX 6800 XT), corpus 16"),
     0x744c: ("gfx1100", "Navi 31 (RX 7900 XTX), corpus 06"),
     0x747e: ("gfx1101", "Navi 32 (RX 7800 XT), corpus 05"),
+    0x7480: ("gfx1102", "Navi 33 (RX 7600 / 7600 XT): ROCm's rocm_agent_enumerator maps 0x7480 to gfx1102 "
+                        "(ROCm/rocm-systems#4676, merged 2026-04-03)"),
     0x74a1: ("gfx942", "MI300X, corpus 01 (reported as gfx941 by the pre-production stack in corpus 30)"),
     0x66a1: ("gfx906", "Vega 20, corpus 03"),
     0x6860: ("gfx900", "Vega 10 MI25, corpus 02"),

@@ -218,6 +218,7 @@ def test_native_gpu_is_never_overridden_on_any_line():
     ("gfx1031", 0x73df, "gfx1031", False),        # corpus 31: same chip, no override
     ("gfx1030", 0x73bf, "gfx1030", False),        # corpus 16: a real gfx1030
     ("gfx1100", 0x747e, "gfx1101", True),         # RX 7800 XT captured under 11.0.0
+    ("gfx1100", 0x7480, "gfx1102", True),         # RX 7600 captured under 11.0.0 (the common budget-card setup)
     ("gfx941", 0x74a1, "gfx941", False),          # corpus 30: pre-production naming, not an override
     ("gfx1030", None, "gfx1030", False),
     ("gfx1030", 0x1234, "gfx1030", False),        # unknown chip: trust the name
