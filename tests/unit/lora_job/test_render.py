@@ -11,7 +11,7 @@ import pytest
 from omegaconf import OmegaConf
 from lora_cases import QWEN25_7B, RX7900XTX_24G, matching_view
 
-from radeonlab_lora import render, runner, spec as jobspec
+from radeonlab_lora import runner, spec as jobspec
 from radeonlab_lora.render import RenderError, config_hash, config_text, dataset_info_entry, training_config
 from radeonlab_lora.vocabulary import CONFIG_SUFFIX
 from radeonlab_lora.state import run_dir_for
