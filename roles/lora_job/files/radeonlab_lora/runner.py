@@ -253,7 +253,7 @@ def _check_local_inputs(spec: dict) -> None:
 
 def write_run_files(prepared: Prepared, run_dir: str | None = None) -> dict:
     """The training config (TRAIN_CONFIG), data/dataset_info.json and plan.json into ``run_dir`` (default: the job's run
-    directory). The config hash and the plan's message are plan.json's and status.json's (JSON has no comments)."""
+    directory). JSON has no comments: the config hash is status.json's (and the run dir's name), the plan's message plan.json's."""
     run_dir = run_dir or prepared.run_dir
     files = {
         TRAIN_CONFIG: render.config_text(prepared.train_config(run_dir)),
