@@ -27,7 +27,6 @@ from test_site import EPHEMERAL, FIRST_HOST, PROJECT, REBOOT_DUE
 from test_site_faults import AFTER_TRAINING_OFF, MAX_SAMPLES, SAVE_STEPS, STEPS_PER_EPOCH, _checkpoints, _finish, _on, _play, _status
 
 RANK0, RANK1 = FIRST_HOST, REBOOT_DUE
-WHEELHOUSE_PORT = 8784
 MASTER_PORT = 29531
 EPOCHS, KILL_EPOCHS = 2, 4
 LOSS_RTOL = 1e-3  # LLaMA-Factory logs losses to 4 digits
@@ -60,7 +59,7 @@ def _results(name):
 
 
 def _args(name, epochs, hosts, distributed):
-    return ["--limit", ",".join(hosts), "-e", "pytorch_rocm_wheelhouse_port=%d" % WHEELHOUSE_PORT, "--tags", "lora_job",
+    return ["--limit", ",".join(hosts), "--tags", "lora_job",
             "-e", "radeonlab_torch_without_hip=true", "-e", "lora_job_name=" + name, "-e", "lora_job_num_train_epochs=%d" % epochs,
             "-e", "lora_job_save_steps=%d" % SAVE_STEPS, "-e", "lora_job_max_samples=%d" % MAX_SAMPLES, "-e", AFTER_TRAINING_OFF,
             "-e", "lora_job_poll_interval=2", "-e", "lora_job_results_dir=" + _results(name),

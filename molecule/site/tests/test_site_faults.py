@@ -8,7 +8,7 @@
 
 Each runs the site (validate.yml, then the main play with --tags lora_job) on the lab's own switch (CPU training), a
 job of its own name, so the scenario's tiny-alpaca job and its results are not touched. The three job faults touch one
-host each, so they run at once, each play limited to its host and serving the wheelhouse on a port of its own; the
+host each, so they run at once, each play limited to its host (a `--tags lora_job` run serves no wheelhouse); the
 host shut down comes after them.
 """
 
@@ -35,15 +35,14 @@ STEPS_PER_EPOCH = 8
 SAVE_STEPS = 4
 # The fault jobs are about training: the site's own job answers the prompts, merges and serves (its API port is taken).
 AFTER_TRAINING_OFF = '{"lora_job_sample_prompts": [], "lora_job_export": "adapter", "lora_job_serve": false}'
-# fault: (host, port of the wheelhouse its plays serve)
-AT = {"killed": ("site-navi22", 8781), "restart": ("site-navi21igpu", 8782), "boot": (FIRST_HOST, 8783)}
+# fault: the host it is done to
+AT = {"killed": "site-navi22", "restart": "site-navi21igpu", "boot": FIRST_HOST}
 
 
 def _job_args(fault, name, epochs, *extra):
-    host_name, port = AT[fault]
+    host_name = AT[fault]
     results = os.path.join(EPHEMERAL, "fault-results-" + name)
-    return ["--limit", host_name, "-e", "pytorch_rocm_wheelhouse_port=%d" % port,
-            "--tags", "lora_job", "-e", "radeonlab_torch_without_hip=true", "-e", "lora_job_name=" + name,
+    return ["--limit", host_name, "--tags", "lora_job", "-e", "radeonlab_torch_without_hip=true", "-e", "lora_job_name=" + name,
             "-e", "lora_job_num_train_epochs=%d" % epochs, "-e", "lora_job_save_steps=%d" % SAVE_STEPS,
             "-e", "lora_job_max_samples=%d" % MAX_SAMPLES, "-e", AFTER_TRAINING_OFF,
             "-e", "lora_job_poll_interval=2", "-e", "lora_job_results_dir=" + results] + list(extra)
@@ -109,7 +108,7 @@ held out for the eval loss, a checkpoint every %d steps, %d steps an epoch).
 
 
 def _killed_then_rerun():
-    name, epochs, host_name = "fault-killed", 4, AT["killed"][0]
+    name, epochs, host_name = "fault-killed", 4, AT["killed"]
     start = time.monotonic()
     process = _play(*_job_args("killed", name, epochs))
     _wait_for_checkpoint(host_name, name, process, 2 * SAVE_STEPS)
@@ -148,7 +147,7 @@ def _chats_files():
 
 
 def _killed_with_restart():
-    name, epochs, host_name = "fault-restart", 4, AT["restart"][0]
+    name, epochs, host_name = "fault-restart", 4, AT["restart"]
     start = time.monotonic()
     process = _play(*_job_args("restart", name, epochs, "-e", "lora_job_restart=true", "-e", "lora_job_restart_delay=3",
                                "-e", json.dumps({"lora_job_dataset": _chats_files(), "lora_job_dataset_src": "",
@@ -185,7 +184,7 @@ def _wait_for_the_run_after_boot(host_name, name, unit, invocation_before, timeo
 
 
 def _rebooted_mid_run():
-    name, epochs, host_name = "fault-boot", 4, AT["boot"][0]
+    name, epochs, host_name = "fault-boot", 4, AT["boot"]
     unit = "radeonlab-lora-%s.service" % name
     start = time.monotonic()
     process = _play(*_job_args("boot", name, epochs, "-e", "lora_job_start_at_boot=true"))
@@ -231,7 +230,7 @@ def _outcome(fault):
     return outcome
 
 
-@pytest.mark.only_on(AT["killed"][0])
+@pytest.mark.only_on(AT["killed"])
 def test_a_killed_job_fails_the_play_and_a_rerun_resumes_from_its_last_checkpoint(host):
     killed_at, (rc1, out1), (rc2, out2), status, steps, seconds = _outcome("killed")
     assert rc1 != 0 and "died" in out1, out1[-3000:]
@@ -240,32 +239,32 @@ def test_a_killed_job_fails_the_play_and_a_rerun_resumes_from_its_last_checkpoin
     assert status["state"] == "succeeded" and status["global_step"] == steps == status["max_steps"], status
     assert attempts[0]["outcome"] == "interrupted" and "runner died" in attempts[0]["evidence"], attempts
     assert attempts[-1]["resumed_from"] == "checkpoint-%d" % killed_at, attempts
-    _row("training unit killed (SIGKILL to runner and trainer) on %s after checkpoint-%d" % (AT["killed"][0], killed_at),
+    _row("training unit killed (SIGKILL to runner and trainer) on %s after checkpoint-%d" % (AT["killed"], killed_at),
          "the play said the job died (rc %d); the play run again" % rc1,
          "resumed from checkpoint-%d, trained to %d/%d, succeeded" % (killed_at, status["global_step"], steps), seconds)
 
 
-@pytest.mark.only_on(AT["restart"][0])
+@pytest.mark.only_on(AT["restart"])
 def test_with_lora_job_restart_systemd_restarts_a_killed_runner_and_the_same_play_ends_green(host):
     killed_at, (rc, output), status, restarts, steps, seconds = _outcome("restart")
     assert rc == 0, output[-3000:]
     assert restarts == "1", restarts
     assert status["state"] == "succeeded" and status["global_step"] == steps, status
     assert status["attempts"][-1]["resumed_from"] == "checkpoint-%d" % killed_at, status["attempts"]
-    trained_on = json.loads(_on(AT["restart"][0], "cat /var/lib/radeonlab/lora/fault-restart/runs/*/data/dataset_info.json"))
+    trained_on = json.loads(_on(AT["restart"], "cat /var/lib/radeonlab/lora/fault-restart/runs/*/data/dataset_info.json"))
     assert sorted(trained_on) == list(CHAT_SETS), trained_on
     for name in CHAT_SETS:
         assert trained_on[name]["formatting"] == "sharegpt" and trained_on[name]["columns"] == {"messages": "messages"}, trained_on
         assert trained_on[name]["file_name"] == "/var/lib/radeonlab/lora/fault-restart/data/%s.jsonl" % name, trained_on
-    train = json.loads(_on(AT["restart"][0], "cat /var/lib/radeonlab/lora/fault-restart/runs/*/train.yaml"))  # JSON text
+    train = json.loads(_on(AT["restart"], "cat /var/lib/radeonlab/lora/fault-restart/runs/*/train.yaml"))  # JSON text
     assert train["dataset"] == ",".join(CHAT_SETS) and train["max_samples"] == MAX_SAMPLES // 2, train
     _row("runner killed (SIGKILL to the main process) on %s after checkpoint-%d, lora_job_restart=true, the job on a "
-         "ShareGPT copy of the data set split into two data sets" % (AT["restart"][0], killed_at),
+         "ShareGPT copy of the data set split into two data sets" % (AT["restart"], killed_at),
          "systemd restarted the unit (%s restart in its journal); the play kept following" % restarts,
          "resumed from checkpoint-%d, trained to %d/%d, the same play ended rc 0" % (killed_at, status["global_step"], steps), seconds)
 
 
-@pytest.mark.only_on(AT["boot"][0])
+@pytest.mark.only_on(AT["boot"])
 def test_with_lora_job_start_at_boot_a_job_cut_by_a_reboot_goes_on_after_boot_without_a_play(host):
     invocation_before, (rc1, _out1), status, after, (rc2, row), steps, seconds = _outcome("boot")
     assert after["enabled"] == "enabled", after
@@ -276,7 +275,7 @@ def test_with_lora_job_start_at_boot_a_job_cut_by_a_reboot_goes_on_after_boot_wi
     # the shutdown's SIGTERM: the runner stopped the trainer and recorded the attempt interrupted
     assert status["attempts"][-2]["outcome"] == "interrupted", status["attempts"]
     assert rc2 == 0 and "already done" in row, (rc2, row)
-    _row("host %s rebooted (docker restart) after checkpoint-%d, lora_job_start_at_boot=true" % (AT["boot"][0], 2 * SAVE_STEPS),
+    _row("host %s rebooted (docker restart) after checkpoint-%d, lora_job_start_at_boot=true" % (AT["boot"], 2 * SAVE_STEPS),
          "the play following the job lost the host (rc %d); no play was run until the job had ended" % rc1,
          "the enabled unit started at boot (1 start this boot), resumed from %s, trained to %d/%d; a play after it ended rc 0"
          % (resumed, status["global_step"], steps), seconds)
