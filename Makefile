@@ -144,11 +144,12 @@ static: lint sanity units changelog-lint build ## Everything CI checks but the m
 # fails the target. sanity-bootstrap's apt-get runs before both, so that it never waits on bed.sh's dpkg lock.
 .PHONY: test
 test: venv sanity-bootstrap ## Everything CI checks (static checks and molecule side by side)
-	@start=$$(date +%s); \
+	@start=$$(date +%s); mkdir -p $(BUILD); python3 tests/tools/machine_cpu.py snapshot $(BUILD)/make_test.cpu; \
 	{ $(MAKE) static 2>&1 | sed -u 's/^/static | /'; exit "$${PIPESTATUS[0]}"; } & static_pid=$$!; \
 	molecule_rc=0; $(MAKE) molecule 2>&1 | sed -u 's/^/molecule | /' || molecule_rc=$$?; \
 	static_rc=0; wait $$static_pid || static_rc=$$?; \
 	echo "make test: static checks $$([ $$static_rc = 0 ] && echo passed || echo FAILED), molecule $$([ $$molecule_rc = 0 ] && echo passed || echo FAILED), $$(( $$(date +%s) - start ))s"; \
+	python3 tests/tools/machine_cpu.py since $(BUILD)/make_test.cpu "make test: the machine"; \
 	[ $$static_rc = 0 ] && [ $$molecule_rc = 0 ]
 	@echo "make test: all checks passed"
 

@@ -9,7 +9,7 @@ set -uo pipefail
 jobs=${MOLECULE_JOBS:-2}
 logdir=${MOLECULE_LOG_DIR:-build/molecule}
 mkdir -p "$logdir"
-rm -f "$logdir"/*.result
+rm -f "$logdir"/*.result "$logdir"/*.times
 
 # shellcheck disable=SC2317  # run_one is called by xargs through `bash -c`, not directly
 run_one() {
@@ -25,7 +25,12 @@ run_one() {
     echo "molecule_all.sh: $skipped testinfra check(s) skipped; a check must not skip" >>"$log"
     rc=1
   fi
-  printf '%s %d %d %d\n' "$scenario" "$rc" "$(( $(date +%s) - start ))" "$skipped" >"$logdir/$scenario.result"
+  # the CPU of every process this scenario started and waited for: molecule, ansible-playbook and its workers, the docker
+  # CLI, testinfra (not the docker engine's, nor the hosts' modules: those the machine's totals below count)
+  # (`times` in this shell, not in a pipe's subshell, which has no children of its own)
+  times >"$logdir/$scenario.times"
+  cpu=$(sed -n 2p "$logdir/$scenario.times" | awk '{ for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); s += t[1] * 60 + t[2] } } END { printf "%d", s }')
+  printf '%s %d %d %d %d\n' "$scenario" "$rc" "$(( $(date +%s) - start ))" "$skipped" "$cpu" >"$logdir/$scenario.result"
   printf 'molecule %-28s %s in %ds\n' "$scenario" "$([ "$rc" -eq 0 ] && echo passed || echo FAILED)" "$(( $(date +%s) - start ))"
 }
 export -f run_one
@@ -34,6 +39,8 @@ export logdir
 export PYTEST_ADDOPTS="${PYTEST_ADDOPTS:-} --durations=10"
 
 start=$(date +%s)
+machine_cpu=$(dirname "$0")/machine_cpu.py
+python3 "$machine_cpu" snapshot "$logdir/cpu.snapshot"
 printf '%s\n' "$@" | xargs -P "$jobs" -I{} bash -c 'run_one {}'
 failed=0
 for scenario in "$@"; do
@@ -44,15 +51,16 @@ for scenario in "$@"; do
     tail -n 80 "$logdir/$scenario.log"
   fi
 done
-echo "molecule: each scenario's time, slowest first:"
+echo "molecule: each scenario's wall time and controller CPU (molecule, ansible, docker CLI, testinfra), slowest first:"
 for scenario in "$@"; do
   result=$logdir/$scenario.result
   if [ -f "$result" ]; then
-    read -r _ rc seconds skipped <"$result"
-    printf '  %6ds  %-28s %s, %d skipped\n' "$seconds" "$scenario" "$([ "$rc" -eq 0 ] && echo passed || echo FAILED)" "$skipped"
+    read -r _ rc seconds skipped cpu <"$result"
+    printf '  %6ds  %6d CPU-s  %-28s %s, %d skipped\n' "$seconds" "$cpu" "$scenario" "$([ "$rc" -eq 0 ] && echo passed || echo FAILED)" "$skipped"
   else
-    printf '  %6s  %-28s %s\n' "-" "$scenario" "did not finish"
+    printf '  %6s  %6s CPU-s  %-28s %s\n' "-" "-" "$scenario" "did not finish"
   fi
 done | sort -rn
 echo "molecule: ${#@} scenario(s) in $(( $(date +%s) - start ))s, $jobs at a time"
+python3 "$machine_cpu" since "$logdir/cpu.snapshot" "molecule: the machine"
 exit $failed

@@ -11,8 +11,10 @@ import subprocess
 import pytest
 
 SCRIPT = pathlib.Path(__file__).resolve().parents[3] / "tests" / "tools" / "molecule_all.sh"
+# Each fake scenario burns about half a CPU-second, which the report must count as the scenario's controller CPU.
 FAKE_MOLECULE = """#!/bin/sh
 echo "molecule $*"
+end=$(( $(date +%s%N) + 500000000 )); while [ "$(date +%s%N)" -lt "$end" ]; do :; done
 case "$3" in good) exit 0 ;; *) echo "=== 1 failed, 2 passed in 1.0s ==="; exit 3 ;; esac
 """
 
@@ -35,6 +37,22 @@ def test_the_run_fails_exactly_when_a_scenario_fails(tmp_path, scenarios, rc, re
     run = subprocess.run(["bash", str(SCRIPT)] + scenarios, env=env, capture_output=True, text=True, timeout=60, check=False)
     assert run.returncode == rc, run.stdout + run.stderr
     for scenario, status in results.items():
-        name, scenario_rc, _seconds, _skipped = (tmp_path / "logs" / (scenario + ".result")).read_text().split()
+        name, scenario_rc, _seconds, _skipped, _cpu = (tmp_path / "logs" / (scenario + ".result")).read_text().split()
         assert (name, scenario_rc) == (scenario, status)
         assert ("molecule %-28s %s" % (scenario, "passed" if status == "0" else "FAILED")) in run.stdout
+
+
+def test_each_scenario_reports_the_cpu_of_what_it_started_and_the_machine_its_totals(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "molecule"
+    # two CPU-seconds of work in a grandchild: counted once molecule has waited for it
+    fake.write_text("#!/bin/sh\nsh -c 'end=$(( $(date +%s) + 2 )); while [ $(date +%s) -lt $end ]; do :; done'\n")
+    fake.chmod(0o755)
+    env = dict(os.environ, PATH="%s:%s" % (bin_dir, os.environ["PATH"]), MOLECULE_LOG_DIR=str(tmp_path / "logs"))
+    run = subprocess.run(["bash", str(SCRIPT), "busy"], env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    cpu = int((tmp_path / "logs" / "busy.result").read_text().split()[4])
+    assert 1 <= cpu <= 3, run.stdout
+    assert "CPU-s  busy" in run.stdout
+    assert "molecule: the machine: " in run.stdout and "CPU-s busy" in run.stdout
