@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """What the whole machine's CPUs did between two moments, from /proc/stat (issue 16 item 4).
 
 `make test` is CPU-bound on a 2-core machine when its wall time is its busy CPU seconds divided by the cores; idle or
