@@ -41,5 +41,6 @@ def test_snapshot_then_since_reads_this_machine(tmp_path, capsys):
     assert capsys.readouterr().out.startswith("here: ")
 
 
-def test_usage_errors_say_how():
+def test_usage_errors_say_how(capsys):
     assert machine_cpu.main(["machine_cpu.py", "bogus"]) == 2
+    assert "machine_cpu.py since FILE LABEL" in capsys.readouterr().err
