@@ -14,9 +14,10 @@ COLLECTION_PATH := $(CACHE)/collection_path
 COLLECTION_LINK := $(COLLECTION_PATH)/ansible_collections/radeonlab/llm
 SANITY_ROOT := $(BUILD)/sanity/ansible_collections/radeonlab/llm
 # Slowest first, so two lanes finish together; any scenario not listed runs last.
-SLOW_SCENARIOS := site llamafactory site_bad_input pytorch_rocm rocm_driver rocm_driver_firmware_epoch rocm_driver_no_gpu_access
-# A scenario left out of `make test` is named here, openly, with the reason (none is, today); so would be checks left out
-# of a scenario's verify (never a silent deselect).
+SLOW_SCENARIOS := site llamafactory site_bad_input rocm_driver rocm_driver_firmware_epoch rocm_driver_no_gpu_access
+# A scenario left out of `make test` is named here, openly, with the reason (none is, today). Checks left out of
+# `make test` carry @pytest.mark.full_only (tests/tools/pytest_full_only.py): each scenario's log names them and the
+# closing table counts them; `make test-full` runs them.
 NOT_IN_MAKE_TEST :=
 ALL_SCENARIOS := $(sort $(notdir $(patsubst %/molecule.yml,%,$(wildcard molecule/*/molecule.yml))))
 TEST_SCENARIOS := $(filter-out $(NOT_IN_MAKE_TEST),$(ALL_SCENARIOS))
@@ -124,10 +125,20 @@ molecule: venv bed tinymodel ## molecule test for every scenario, two at a time 
 	[ $$mirror_up = 1 ] || [ -n "$$(docker ps -aq --filter label=radeonlab.lab 2>/dev/null)" ] || tests/lab/mirror/serve.sh stop; \
 	exit $$rc
 
-# Issue 20: each scenario's verify must fail when converge is skipped (not part of `make test`).
+# Each scenario's verify must fail when converge is skipped: how many of its checks fail, per scenario, into
+# build/results/mutation.md (part of `make test-full`, not of `make test`).
 .PHONY: mutation
-mutation: venv bed tinymodel mirror ## Mutation run: verify without converge must fail (SCENARIOS="a b")
+mutation: venv bed tinymodel mirror ## Mutation run: per scenario, how many checks fail without converge, into build/results/mutation.md (SCENARIOS="a b")
+	MUTATION_COMMAND='make mutation$(if $(filter command line environment,$(origin SCENARIOS)), SCENARIOS="$(SCENARIOS)")' \
 	tests/tools/mutation_run.sh $(SCENARIOS)
+
+# No test writes docs/: result pages (reliability*.md, distributed_lab.md, mutation.md) go to build/results/.
+.PHONY: results-to-docs
+results-to-docs: ## Keep the last run's result pages: copy build/results/*.md over docs/
+	@pages=$$(ls $(BUILD)/results/*.md 2>/dev/null); \
+	[ -n "$$pages" ] || { echo "results-to-docs: no pages in $(BUILD)/results: run the scenarios first"; exit 1; }; \
+	cp -v $$pages $(ROOT)/docs/ && \
+	{ grep -l "^Not run yet" $$pages | sed "s|^|results-to-docs: a section of this page was not run this time (check git diff docs/): |" || true; }
 
 .PHONY: lab-servers-down
 lab-servers-down: ## Stop the lab's mirror and hand-served wheelhouse (127.0.0.1:8765, :8768)
@@ -145,13 +156,25 @@ static: lint sanity units changelog-lint build ## Everything CI checks but the m
 .PHONY: test
 test: venv sanity-bootstrap ## Everything CI checks (static checks and molecule side by side)
 	@start=$$(date +%s); mkdir -p $(BUILD); python3 tests/tools/machine_cpu.py snapshot $(BUILD)/make_test.cpu; \
+	tests/tools/check_clean_tree.sh --save $(BUILD)/make_test.tree; \
 	{ $(MAKE) static 2>&1 | sed -u 's/^/static | /'; exit "$${PIPESTATUS[0]}"; } & static_pid=$$!; \
 	molecule_rc=0; $(MAKE) molecule 2>&1 | sed -u 's/^/molecule | /' || molecule_rc=$$?; \
 	static_rc=0; wait $$static_pid || static_rc=$$?; \
 	echo "make test: static checks $$([ $$static_rc = 0 ] && echo passed || echo FAILED), molecule $$([ $$molecule_rc = 0 ] && echo passed || echo FAILED), $$(( $$(date +%s) - start ))s"; \
 	python3 tests/tools/machine_cpu.py since $(BUILD)/make_test.cpu "make test: the machine"; \
 	[ $$static_rc = 0 ] && [ $$molecule_rc = 0 ]
+	@tests/tools/check_clean_tree.sh --since $(BUILD)/make_test.tree
 	@echo "make test: all checks passed"
+
+# `make test` must end within 45 minutes on CI's 2-core machine. `make test-full` is everything: the checks make test
+# leaves to it (the site's job faults, its two-host jobs, check mode on the fleet), then the mutation runs. Run it for
+# any change to roles/lora_job, playbooks/ or the runner.
+.PHONY: test-full
+test-full: ## make test with every check, then the mutation runs (a change to roles/lora_job, playbooks/ or the runner)
+	@start=$$(date +%s); \
+	RADEONLAB_TEST_FULL=1 $(MAKE) test; \
+	$(MAKE) mutation; \
+	echo "make test-full: all checks passed, $$(( $$(date +%s) - start ))s"
 
 # site.yml creates the training account and serves the wheelhouse itself (for the run only), as on a
 # real fleet; the lab leaves up only its stand-in of repo.radeon.com, which the hosts' apt sources name.

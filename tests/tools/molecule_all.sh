@@ -21,6 +21,8 @@ run_one() {
   rc=${PIPESTATUS[0]}
   # testinfra's pytest summary line ("== 63 passed, 1 skipped in 30.1s =="): molecule counts a skip as a pass, this does not
   skipped=$(grep -E '^([0-9:]+ )?=+ .*[0-9]+ (passed|failed|skipped).* in [0-9.]+s' "$log" | grep -Eo '[0-9]+ skipped' | awk '{n += $1} END {print n + 0}')
+  # checks deselected for `make test-full` (tests/tools/pytest_full_only.py prints "left to make test-full: N check(s)")
+  left=$(grep -Eo 'left to make test-full: [0-9]+' "$log" | awk '{n += $NF} END {print n + 0}')
   if [ "$skipped" -gt 0 ]; then
     echo "molecule_all.sh: $skipped testinfra check(s) skipped; a check must not skip" >>"$log"
     rc=1
@@ -30,13 +32,16 @@ run_one() {
   # (`times` in this shell, not in a pipe's subshell, which has no children of its own)
   times >"$logdir/$scenario.times"
   cpu=$(sed -n 2p "$logdir/$scenario.times" | awk '{ for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); s += t[1] * 60 + t[2] } } END { printf "%d", s }')
-  printf '%s %d %d %d %d\n' "$scenario" "$rc" "$(( $(date +%s) - start ))" "$skipped" "$cpu" >"$logdir/$scenario.result"
+  printf '%s %d %d %d %d %d\n' "$scenario" "$rc" "$(( $(date +%s) - start ))" "$skipped" "$cpu" "$left" >"$logdir/$scenario.result"
   printf 'molecule %-28s %s in %ds\n' "$scenario" "$([ "$rc" -eq 0 ] && echo passed || echo FAILED)" "$(( $(date +%s) - start ))"
 }
 export -f run_one
 export logdir
 # testinfra's ten slowest checks at the end of each scenario's log (a check that plays the site again shows its cost)
-export PYTEST_ADDOPTS="${PYTEST_ADDOPTS:-} --durations=10"
+export PYTEST_ADDOPTS="${PYTEST_ADDOPTS:-} --durations=10 -p pytest_full_only"
+# the plugin that leaves @pytest.mark.full_only checks to `make test-full` (RADEONLAB_TEST_FULL=1)
+PYTHONPATH="$(cd "$(dirname "$0")" && pwd)${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONPATH
 
 start=$(date +%s)
 machine_cpu=$(dirname "$0")/machine_cpu.py
@@ -55,8 +60,9 @@ echo "molecule: each scenario's wall time and controller CPU (molecule, ansible,
 for scenario in "$@"; do
   result=$logdir/$scenario.result
   if [ -f "$result" ]; then
-    read -r _ rc seconds skipped cpu <"$result"
-    printf '  %6ds  %6d CPU-s  %-28s %s, %d skipped\n' "$seconds" "$cpu" "$scenario" "$([ "$rc" -eq 0 ] && echo passed || echo FAILED)" "$skipped"
+    read -r _ rc seconds skipped cpu left <"$result"
+    printf '  %6ds  %6d CPU-s  %-28s %s, %d skipped, %d left to make test-full\n' "$seconds" "$cpu" "$scenario" \
+      "$([ "$rc" -eq 0 ] && echo passed || echo FAILED)" "$skipped" "$left"
   else
     printf '  %6s  %6s CPU-s  %-28s %s\n' "-" "-" "$scenario" "did not finish"
   fi

@@ -1,45 +1,42 @@
 #!/usr/bin/env bash
-# Mutation run: prove a scenario's verify fails when converge is replaced by a no-op. For each scenario:
-# destroy, create, prepare, then verify with PYTEST_ADDOPTS=-x (stop at the first failing check), then
-# destroy. The scenario passes the mutation check when verify FAILS. MUTATION_ALL=1 runs every check
-# instead of stopping at the first, and lists those that still pass without converge. Run it through
-# `make mutation SCENARIOS="a b"` (the Makefile's environment: PATH, ANSIBLE_COLLECTIONS_PATH,
-# RADEONLAB_ROOT), one scenario at a time. Logs: build/mutation/<scenario>.log.
+# Mutation run: how many of a scenario's checks fail when converge is replaced by a no-op. For each scenario:
+# destroy, create, prepare, then verify with every check run (PYTEST_ADDOPTS=-rA: no stop at the first failure,
+# and a short summary naming each check's outcome), then destroy. The scenario passes the mutation check when
+# verify FAILS (at least one check fails); the run exits non-zero when a scenario's verify passed entirely or a
+# step before verify failed. tests/tools/mutation_table.py reads pytest's summary in the log and records, per
+# scenario, the checks run, those failing and those still passing without converge (named), and the deselected
+# ones, as a row of build/results/mutation.md (MUTATION_RESULTS): rows of scenarios not run this time stay, each
+# with its own date; `make results-to-docs` copies the page into docs/. Run it through
+# `make mutation SCENARIOS="a b"` (the Makefile's environment: PATH, ANSIBLE_COLLECTIONS_PATH, RADEONLAB_ROOT),
+# one scenario at a time. Logs: build/mutation/<scenario>.log. MUTATION_COMMAND is the command the page names
+# (default: make mutation SCENARIOS="<these scenarios>").
 #
 #   tests/tools/mutation_run.sh scenario...
 set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 logdir=${MUTATION_LOG_DIR:-build/mutation}
-addopts=-x
-[ "${MUTATION_ALL:-0}" = 1 ] && addopts=-rA
+results=${MUTATION_RESULTS:-build/results/mutation.md}
+command=${MUTATION_COMMAND:-make mutation SCENARIOS=\"$*\"}
 mkdir -p "$logdir"
 
 survived=0
 for scenario in "$@"; do
   log=$logdir/$scenario.log
   : >"$log"
-  ok=1
+  record=(python3 "$here/mutation_table.py" --doc "$results" --scenario "$scenario" --command "$command" --log "$log")
+  failed_step=
   for step in destroy create prepare; do
     if ! molecule "$step" -s "$scenario" >>"$log" 2>&1; then
-      ok=0
-      echo "mutation $scenario: $step FAILED, no verdict (see $log)"
+      failed_step=$step
       break
     fi
   done
-  if [ "$ok" = 1 ]; then
-    PYTEST_ADDOPTS=$addopts molecule verify -s "$scenario" >>"$log" 2>&1
-    rc=$?
-    if [ "$rc" -ne 0 ]; then
-      first=$(grep -m1 -oE "^(FAILED|ERROR) [^ ]+::[^ ]+" "$log" | cut -d" " -f2)
-      echo "mutation $scenario: verify failed as it must (first failing check: ${first:-none named, see $log})"
-    else
-      survived=1
-      echo "mutation $scenario: VERIFY PASSED WITHOUT CONVERGE"
-    fi
-    if [ "$addopts" = -rA ]; then
-      grep -oE "^PASSED [^ ]+" "$log" | sed "s/^PASSED /mutation $scenario: passes without converge: /"
-    fi
+  if [ -n "$failed_step" ]; then
+    "${record[@]}" --date "$(date -u '+%Y-%m-%d %H:%M UTC')" --step-failed "$failed_step" || survived=1
   else
-    survived=1
+    PYTEST_ADDOPTS=-rA molecule verify -s "$scenario" >>"$log" 2>&1
+    rc=$?
+    "${record[@]}" --date "$(date -u '+%Y-%m-%d %H:%M UTC')" --verify-rc "$rc" || survived=1
   fi
   molecule destroy -s "$scenario" >>"$log" 2>&1 || echo "mutation $scenario: destroy failed (see $log)"
 done

@@ -1,6 +1,7 @@
 """Package faults for apt (issue 13 item 3): the mirror drops the connection mid-download, then is gone, then back;
 a dpkg run cut off between unpack and configure. Each case runs this scenario's converge on one host whose apt
-reaches the lab mirror through the test's fault proxy; the rows go to docs/reliability_faults_packages.md.
+reaches the lab mirror through the test's fault proxy; the rows go to build/results/reliability_faults_packages.md
+(faultlab.results_page; `make results-to-docs` copies it to docs/).
 """
 import functools
 import os
@@ -10,7 +11,8 @@ PROJECT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.pat
 sys.path.insert(0, os.path.join(PROJECT, "tests", "lab", "faults"))
 import faultlab  # noqa: E402
 
-HOST = os.environ.get("MOLECULE_SCENARIO_NAME", "rocm_driver") + "-navi31"
+SCENARIO = os.environ.get("MOLECULE_SCENARIO_NAME", "rocm_driver")  # also the page's section
+HOST = SCENARIO + "-navi31"
 CONVERGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "converge.yml")
 # test-side only: apt on HOST reaches 127.0.0.1 (the lab mirror) through the fault proxy; removed at the end
 PROXY_CONF = "/etc/apt/apt.conf.d/00radeonlab-lab-fault-proxy"
@@ -123,7 +125,7 @@ def test_an_interrupted_dpkg_is_finished_by_the_next_run():
     assert case["state"] == {"installed": sorted(PACKAGES), "audit": ""}, case["state"]
 
 
-def test_write_docs_reliability_faults_packages():
+def test_write_results_reliability_faults_packages():
     c = _faults()
     per_deb = sorted({r[1].rsplit("/", 1)[1]: sum(1 for g in c["cut"]["gets"] if g[1] == r[1]) for r in c["cut"]["gets"]}.items())
     rows = [
@@ -146,5 +148,15 @@ def test_write_docs_reliability_faults_packages():
 (http://127.0.0.1:8765) through the fault proxy (`Acquire::http::Proxy::127.0.0.1`, written by the test only); the
 packages re-installed are rocminfo and rocm-hip-runtime (removed first). apt's bounds are the role's defaults
 (`rocm_driver_apt_retries` 3, `rocm_driver_apt_timeout` 30 s, in /etc/apt/apt.conf.d/80radeonlab-rocm-driver).""" % HOST
-    faultlab.write_section("rocm_driver", intro, rows)
-    assert len(rows) == 4
+    faultlab.write_section(SCENARIO, intro, rows)
+    # The page on disk has this scenario's four cases, each with the outcome the checks above require.
+    written = faultlab.read_section(SCENARIO)
+    assert [row[0] for row in written] == [row[0] for row in rows], written
+    outcome = {row[0]: row[2] for row in written}
+    assert outcome["mirror cut mid-download"].startswith("failed (rc 2); GETs per .deb: ") and outcome[
+        "mirror cut mid-download"].endswith("installed after: none, dpkg --audit: clean"), outcome
+    assert outcome["mirror gone"].startswith("failed (rc 2): \"") and outcome["mirror gone"].endswith("dpkg --audit: clean"), outcome
+    assert outcome["mirror back"].startswith("rc 0; downloads: ") and outcome["mirror back"].endswith(
+        "installed: %s, dpkg --audit: clean" % ", ".join(sorted(PACKAGES))), outcome
+    assert outcome["dpkg cut off after unpack"] == "rc 0; the role ran dpkg --configure -a: True; dpkg --audit after: clean", outcome
+    assert all(float(row[3]) > 0 for row in written), written

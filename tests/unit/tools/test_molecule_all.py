@@ -7,6 +7,7 @@ A stand-in `molecule` on PATH plays a passing and a failing scenario.
 import os
 import pathlib
 import subprocess
+import sys
 
 import pytest
 
@@ -35,7 +36,7 @@ def test_the_run_fails_exactly_when_a_scenario_fails(tmp_path, scenarios, rc, re
     run = subprocess.run(["bash", str(SCRIPT)] + scenarios, env=env, capture_output=True, text=True, timeout=60, check=False)
     assert run.returncode == rc, run.stdout + run.stderr
     for scenario, status in results.items():
-        name, scenario_rc, _seconds, _skipped, _cpu = (tmp_path / "logs" / (scenario + ".result")).read_text().split()
+        name, scenario_rc, _seconds, _skipped, _cpu, _left = (tmp_path / "logs" / (scenario + ".result")).read_text().split()
         assert (name, scenario_rc) == (scenario, status)
         assert ("molecule %-28s %s" % (scenario, "passed" if status == "0" else "FAILED")) in run.stdout
 
@@ -55,3 +56,38 @@ def test_each_scenario_reports_the_cpu_of_what_it_started_and_the_machine_its_to
     assert 2 <= cpu <= 3, run.stdout
     assert "CPU-s  busy" in run.stdout
     assert "molecule: the machine: " in run.stdout and "CPU-s busy" in run.stdout
+
+
+CHECKS = """import pytest
+
+
+def test_quick():
+    assert True
+
+
+@pytest.mark.full_only
+def test_slow():
+    open(%r, "w").close()
+"""
+
+
+@pytest.mark.parametrize("full, ran_slow, left", [("", False, 1), ("1", True, 0)])
+def test_a_full_only_check_is_left_to_make_test_full_by_name_and_counted(tmp_path, full, ran_slow, left):
+    """The scenarios' verify loads tests/tools/pytest_full_only.py: make test deselects and names, make test-full runs."""
+    (tmp_path / "checks").mkdir()
+    ran = tmp_path / "slow-ran"
+    (tmp_path / "checks" / "test_checks.py").write_text(CHECKS % str(ran))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "molecule"
+    fake.write_text("#!/bin/sh\nexec %s -m pytest -q -p no:cacheprovider %s\n" % (sys.executable, tmp_path / "checks"))
+    fake.chmod(0o755)
+    env = dict(os.environ, PATH="%s:%s" % (bin_dir, os.environ["PATH"]), MOLECULE_LOG_DIR=str(tmp_path / "logs"),
+               RADEONLAB_TEST_FULL=full)
+    run = subprocess.run(["bash", str(SCRIPT), "tiered"], env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert ran.exists() == ran_slow
+    assert int((tmp_path / "logs" / "tiered.result").read_text().split()[5]) == left
+    assert ("passed, 0 skipped, %d left to make test-full" % left) in run.stdout
+    log = (tmp_path / "logs" / "tiered.log").read_text()
+    assert ("left to make test-full: 1 check(s): test_slow" in log) == (not ran_slow), log

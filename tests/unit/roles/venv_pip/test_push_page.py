@@ -39,13 +39,13 @@ def _wheelhouse_args(url):
 
 @pytest.fixture
 def pushed(tmp_path, demo_wheel):
-    """The host's copy after a push: the wheel and the index.html page with the sha256 recorded at download."""
+    """The host's copy after a push: the wheel and the caller's link page with the sha256 recorded at download."""
     host = tmp_path / "var-cache-radeonlab-wheelhouse"
     host.mkdir()
     demo_wheel(host / DEMO, "VALUE = 1\n", version="1.0+local")
     recorded = hashlib.sha256((host / DEMO).read_bytes()).hexdigest()
     task = _page_task()
-    assert task["dest"].endswith("/index.html")
+    assert task["dest"].endswith("/{{ venv_pip_push_page }}")
     page = jinja2.Environment(autoescape=False).from_string(task["content"]).render(
         venv_pip_push_names=[DEMO], venv_pip_push_hashes={DEMO: recorded})
     (host / "index.html").write_text(page)
@@ -80,3 +80,17 @@ def test_pip_installs_the_pushed_wheel_and_refuses_it_once_tampered(pushed, tmp_
     assert "THESE PACKAGES DO NOT MATCH THE HASHES" in refused.stdout
     assert DEMO in refused.stdout or "demo==1.0+local" in refused.stdout
     assert not (tmp_path / "venv-tampered").exists() or not any((tmp_path / "venv-tampered").iterdir())
+
+
+def _push_page_of(role):
+    with open(os.path.join(ROLES, role, "tasks", "wheelhouse.yml"), encoding="utf-8") as handle:
+        tasks = yaml.safe_load(handle)
+    (block,) = [t for t in tasks if t["name"].startswith("Push this host's wheels")]
+    (push,) = [t for t in block["block"] if t.get("ansible.builtin.import_role", {}).get("tasks_from") == "push"]
+    return push["vars"]["venv_pip_push_page"]
+
+
+def test_each_caller_has_a_page_of_its_own_in_the_one_host_copy():
+    """One shared page would be rewritten by pytorch_rocm and llamafactory in turn on every run (never idempotent)."""
+    pages = {role: _push_page_of(role) for role in ("pytorch_rocm", "llamafactory")}
+    assert pages == {"pytorch_rocm": "pytorch_rocm.html", "llamafactory": "llamafactory.html"}

@@ -1,4 +1,4 @@
-"""Verify radeonlab.llm.pytorch_rocm on the lab workstations (real container state)."""
+"""Verify radeonlab.llm.pytorch_rocm on the lab workstations (real container state), in the llamafactory scenario."""
 import json
 import os
 import pathlib
@@ -16,9 +16,10 @@ PROJECT = pathlib.Path(os.environ.get("MOLECULE_PROJECT_DIRECTORY", pathlib.Path
 EPHEMERAL = pathlib.Path(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "/nonexistent"))
 ACCESS_LOG = PROJECT / ".cache" / "wheelhouse.serve" / "access.log"
 # the scenario's wheelhouse URL tags its requests; other scenarios may share the server
-TAG = "/~pytorch_rocm/"
+TAG = "/~%s/" % os.environ.get("MOLECULE_SCENARIO_NAME", "llamafactory")
 # molecule.yml: navi22 gets its wheels pushed (pytorch_rocm_wheelhouse_delivery: push), navi31 over HTTP
 PUSHED = "/var/cache/radeonlab/wheelhouse"
+PAGES = ["llamafactory.html", "pytorch_rocm.html"]
 
 
 def _pushed(host):
@@ -77,7 +78,7 @@ def test_facts_file_records_the_verification(host):
     assert facts["hip"] is None and facts["device_count"] == 0 and facts["devices"] == []
     assert facts["cpu_matmul_ok"] is True and facts["ok"] is True
     assert facts["gpu_required"] is False
-    assert facts["source"] == ("file://%s/index.html" % PUSHED if _pushed(host) else "http://127.0.0.1:8768" + TAG)
+    assert facts["source"] == ("file://%s/pytorch_rocm.html" % PUSHED if _pushed(host) else "http://127.0.0.1:8768" + TAG)
     assert facts["python"].startswith("3.11")
 
 
@@ -98,7 +99,7 @@ def _mark(name):
 
 
 def _wheel_gets(lines):
-    """This scenario's wheel downloads: GET /~pytorch_rocm/<name>.whl"""
+    """This scenario's wheel downloads: GET /~<scenario>/<name>.whl"""
     return [line for line in lines
             if line.split()[2] == "GET" and line.split()[3].startswith(TAG) and line.split()[3].endswith(".whl")]
 
@@ -120,10 +121,10 @@ def test_the_pushed_host_holds_its_wheel_set_and_no_records(host):
     names = listing.stdout.split()
     for name in WANTED:
         assert [n for n in names if n.startswith("%s-%s" % (name, WANTED[name])) and n.endswith(".whl")], names
-    # wheels and their link page only: no .radeonlab records or logs
-    assert all(n.endswith(".whl") for n in names if n != "index.html") and "index.html" in names, names
+    # wheels and the link page of each role that pushed (pytorch_rocm, then llamafactory): no .radeonlab records or logs
+    assert sorted(n for n in names if not n.endswith(".whl")) == PAGES, names
     # every pushed wheel is linked with the sha256 recorded at download, and its bytes on the host match it
-    page = host.file("%s/index.html" % PUSHED).content_string
+    page = "".join(host.file("%s/%s" % (PUSHED, name)).content_string for name in PAGES)
     for name in (n for n in names if n.endswith(".whl")):
         digest = host.run("sha256sum %s/%s" % (PUSHED, name)).stdout.split()[0]
         assert "%s#sha256=%s" % (urllib.parse.quote(name), digest) in page, name

@@ -1,8 +1,10 @@
 """Package faults for pip (issue 13 item 3): the wheelhouse cut mid-download and gone, then back; a pip killed while
 it unpacks; a second run while a pip works in the venv. Each case runs faults.yml (the role's preflight and install
-tasks) on one host with a small venv of its own; the rows go to docs/reliability_faults_packages.md.
+tasks) on one host with a small venv of its own; the rows go to build/results/reliability_faults_packages.md
+(faultlab.results_page; `make results-to-docs` copies it to docs/).
 """
 import functools
+import glob
 import json
 import os
 import re
@@ -11,12 +13,14 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 
 PROJECT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 sys.path.insert(0, os.path.join(PROJECT, "tests", "lab", "faults"))
 import faultlab  # noqa: E402
 
-HOST = os.environ.get("MOLECULE_SCENARIO_NAME", "pytorch_rocm") + "-navi31"
+SCENARIO = os.environ.get("MOLECULE_SCENARIO_NAME", "llamafactory")  # also the page's section
+HOST = SCENARIO + "-navi31"
 PLAYBOOK = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "faults.yml")
 WHEELHOUSE = os.path.join(PROJECT, ".cache", "wheelhouse")
 VENV = "/opt/radeonlab/fault-venv"
@@ -49,7 +53,19 @@ def _state():
         "record_missing": int(record[1]) if record[0] == 0 and record[1].isdigit() else None,
         "marked": _sh("test -e %s" % MARK)[0] == 0,
         "files": int(_sh("find %s/sympy -type f 2>/dev/null | wc -l" % SITE)[1] or 0),
+        # the files unpacked from the wheel: all but the byte code pip compiles after unpacking
+        "unpacked": int(_sh("find %s/sympy -type f ! -path '*/__pycache__/*' 2>/dev/null | wc -l" % SITE)[1] or 0),
     }
+
+
+@functools.lru_cache(maxsize=None)
+def _wheel_files():
+    """How many files under sympy/ the wheel's own RECORD lists (the wheel in the controller's wheelhouse)."""
+    wheels = glob.glob(os.path.join(WHEELHOUSE, "**", "sympy-1.14.0-*.whl"), recursive=True)
+    assert wheels, "no sympy 1.14.0 wheel under %s" % WHEELHOUSE
+    with zipfile.ZipFile(wheels[0]) as wheel:
+        record = wheel.read("sympy-1.14.0.dist-info/RECORD").decode("utf-8")
+    return sum(1 for line in record.splitlines() if line.startswith("sympy/"))
 
 
 class Runs:
@@ -169,8 +185,10 @@ def test_wheelhouse_back_the_rerun_converges_and_the_venv_is_complete():
     case = _faults()["back"]
     assert case["rc"] == 0, case["out"]
     assert case["repaired"], case["out"]
-    assert case["state"] == dict(sympy="1.14.0", pip_check=True, record_missing=0, marked=False,
-                                 files=case["state"]["files"]), case["state"]
+    state = {key: case["state"][key] for key in ("sympy", "pip_check", "record_missing", "marked")}
+    assert state == dict(sympy="1.14.0", pip_check=True, record_missing=0, marked=False), case["state"]
+    # every file of the wheel unpacked, and nothing more (a torn earlier attempt would leave extra or fewer)
+    assert case["state"]["unpacked"] == _wheel_files() > 0, (case["state"], _wheel_files())
 
 
 def test_pip_killed_mid_install_fails_with_the_message_and_leaves_the_mark():
@@ -186,6 +204,8 @@ def test_the_run_after_the_killed_pip_repairs_the_venv():
     assert case["rc"] == 0 and case["repaired"], case["out"]
     assert case["state"]["sympy"] == "1.14.0" and case["state"]["pip_check"], case["state"]
     assert case["state"]["record_missing"] == 0 and not case["state"]["marked"], case["state"]
+    # the half-unpacked tree the kill left is whole again: exactly the wheel's files
+    assert case["state"]["unpacked"] == _wheel_files() > 0, (case["state"], _wheel_files())
 
 
 def test_a_second_run_refuses_while_a_pip_works_in_the_venv():
@@ -197,7 +217,7 @@ def test_a_second_run_refuses_while_a_pip_works_in_the_venv():
     assert case["first_rc"] == 0 and case["state"]["sympy"] == "1.14.0" and case["state"]["pip_check"], case
 
 
-def test_write_docs_reliability_faults_packages():
+def test_write_results_reliability_faults_packages():
     c = _faults()
     rows = [
         ("wheelhouse cut mid-download", "the server sends 1 MiB of each wheel, then drops the connection",
@@ -225,10 +245,25 @@ def test_write_docs_reliability_faults_packages():
          % (c["second"]["rc"], c["second"]["msg"][:400], c["second"]["pips_after"], c["second"]["first_rc"],
             c["second"]["first_secs"]), c["second"]["secs"]),
     ]
-    intro = """Host %s, the role's preflight and install tasks (molecule/pytorch_rocm/faults.yml, `--tags
+    intro = """Host %s, the role's preflight and install tasks (molecule/llamafactory/faults.yml, `--tags
 pytorch_rocm_preflight,pytorch_rocm_install`) into a small venv of their own, %s, with one requirement, %s (6.3 MB, about
 1,000 files, and its dependency mpmath) instead of the torch set (the test overrides `_pytorch_rocm_requirements`), from
 the controller's wheelhouse served by the fault server; pip's bounds are the role's defaults (`pytorch_rocm_pip_retries`
 5, `pytorch_rocm_pip_timeout` 30 s).""" % (HOST, VENV, WHEEL)
-    faultlab.write_section("pytorch_rocm", intro, rows)
-    assert len(rows) == 6
+    faultlab.write_section(SCENARIO, intro, rows)
+    # The page on disk has this scenario's six cases, each with the outcome the checks above require.
+    written = faultlab.read_section(SCENARIO)
+    assert [row[0] for row in written] == [row[0] for row in rows], written
+    outcome = {row[0]: row[2] for row in written}
+    assert outcome["wheelhouse cut mid-download"].startswith("failed (rc 2) after ") and outcome[
+        "wheelhouse cut mid-download"].endswith("venv marked unfinished: True"), outcome
+    assert outcome["wheelhouse gone"].startswith("failed (rc 2), pip retried the wheelhouse "), outcome
+    assert outcome["wheelhouse back"] == ("rc 0, reinstalled the whole set: True; sympy 1.14.0, pip check clean: True, files "
+                                          "missing from RECORD: 0, mark gone: True"), outcome
+    assert outcome["pip killed mid-install"].startswith("failed (rc 2): ") and outcome["pip killed mid-install"].endswith(
+        "venv marked unfinished: True"), outcome
+    assert outcome["the run after the kill"] == ("rc 0, reinstalled the whole set: True; sympy 1.14.0, pip check clean: True, "
+                                                 "files missing from RECORD: 0"), outcome
+    assert outcome["second run while pip runs"].startswith("B refused (rc 2) without starting pip: ") and outcome[
+        "second run while pip runs"].endswith("A then finished rc 0 in %s s" % c["second"]["first_secs"]), outcome
+    assert all(float(row[3]) > 0 for row in written), written
