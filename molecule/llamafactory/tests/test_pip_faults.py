@@ -68,6 +68,14 @@ def _wheel_files():
     return sum(1 for line in record.splitlines() if line.startswith("sympy/"))
 
 
+@functools.lru_cache(maxsize=None)
+def _installed_rocm():
+    """The ROCm release converge installed torch for (the role's fact file): the fault runs use the same."""
+    rc, text = _sh("cat /etc/ansible/facts.d/pytorch_rocm.fact")
+    assert rc == 0, "no pytorch_rocm facts on %s: converge did not install torch" % HOST
+    return json.loads(text)["rocm_version"]
+
+
 class Runs:
     def __init__(self, server):
         self.server = server
@@ -77,7 +85,7 @@ class Runs:
         with open(self.vars, "w", encoding="utf-8") as handle:
             json.dump({"pytorch_rocm_venv": VENV, "pytorch_rocm_wheelhouse_url": self.server.url,
                        "pytorch_rocm_wheelhouse_download": False, "pytorch_rocm_poll_interval": 1,
-                       "_pytorch_rocm_requirements": [WHEEL]}, handle)
+                       "pytorch_rocm_rocm_version": _installed_rocm(), "_pytorch_rocm_requirements": [WHEEL]}, handle)
         return ["-i", os.environ["MOLECULE_INVENTORY_FILE"], PLAYBOOK, "--limit", HOST,
                 "--tags", "pytorch_rocm_preflight,pytorch_rocm_install", "-e", "@" + self.vars, "-v"]
 
@@ -92,6 +100,7 @@ class Runs:
         def finish():
             output = process.communicate(timeout=900)[0]
             return process.returncode, output, round(time.monotonic() - started, 1)
+        finish.done = lambda: process.poll() is not None
         return finish
 
 
@@ -99,7 +108,7 @@ def _messages(output):
     return " ".join(faultlab.failure_messages(output))
 
 
-@functools.lru_cache(maxsize=None)
+@faultlab.once
 def _faults():
     cases = {}
     _sh("rm -rf %s" % VENV)
@@ -148,14 +157,17 @@ def _faults():
         server.start("--hold", hold)
         finish = runs.background()
         pids = ""
-        for _ in range(240):
+        # run A reaches its pip after the preflight and install tasks before it: minutes on CI's loaded cores
+        deadline = time.monotonic() + 600
+        while not pids and time.monotonic() < deadline and not finish.done():
             pids = _sh(PIP_PGREP)[1]
-            if pids:
-                break
             time.sleep(0.5)
-        rc, out, secs = runs.run()
-        pips_after = _sh(PIP_PGREP)[1]
-        os.unlink(hold)
+        try:
+            # B only while A's pip holds the venv: without it B's own pip would wait on the held download for good
+            rc, out, secs = runs.run() if pids else (None, "run A started no pip (see first_out)", 0)
+            pips_after = _sh(PIP_PGREP)[1]
+        finally:
+            os.unlink(hold)
         first = finish()
         cases["second"] = dict(rc=rc, secs=secs, msg=_messages(out), first_pid=pids, pips_after=pips_after,
                                started_pip="Start pip install" in out, first_rc=first[0], first_secs=first[2],

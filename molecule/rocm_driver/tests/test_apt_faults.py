@@ -3,7 +3,6 @@ a dpkg run cut off between unpack and configure. Each case runs this scenario's 
 reaches the lab mirror through the test's fault proxy; the rows go to build/results/reliability_faults_packages.md
 (faultlab.results_page; `make results-to-docs` copies it to docs/).
 """
-import functools
 import os
 import sys
 
@@ -50,7 +49,7 @@ def _gets(server):
     return [r for r in server.requests(DEBS) if r[0] == "GET"]
 
 
-@functools.lru_cache(maxsize=None)
+@faultlab.once
 def _faults():
     cases = {}
     server = faultlab.FaultServer("--proxy")

@@ -82,6 +82,26 @@ class FaultServer:
         return [(r[2], r[3], r[4], int(r[5])) for r in rows if len(r) == 6 and re.search(pattern, r[3])]
 
 
+def once(cases):
+    """The fault cases run once per verify, whichever check asks first: their result, or their error, is kept.
+
+    functools.lru_cache keeps no exception, so every later check would run all the cases again after one failed.
+    """
+    kept = []
+
+    def run():
+        if not kept:
+            try:
+                kept.append((cases(), None))
+            except Exception as error:  # pylint: disable=broad-exception-caught  # reported by every check that asks
+                kept.append((None, error))
+        result, error = kept[0]
+        if error is not None:
+            raise AssertionError("the fault cases stopped early (each check reports it): %r" % error) from error
+        return result
+    return run
+
+
 def playbook(argv, timeout=900, env=None):
     """(rc, output, seconds) of ansible-playbook argv."""
     started = time.monotonic()
