@@ -154,7 +154,7 @@ static: lint sanity units changelog-lint build ## Everything CI checks but the m
 # scenarios would otherwise leave it idle. Each side's lines carry its name; both run to the end, and either failing
 # fails the target. sanity-bootstrap's apt-get runs before both, so that it never waits on bed.sh's dpkg lock.
 .PHONY: test
-test: venv sanity-bootstrap ## Everything CI checks (static checks and molecule side by side)
+test: venv sanity-bootstrap ## What CI checks, within 45 min on 2 cores (static checks and molecule side by side)
 	@start=$$(date +%s); mkdir -p $(BUILD); python3 tests/tools/machine_cpu.py snapshot $(BUILD)/make_test.cpu; \
 	tests/tools/check_clean_tree.sh --save $(BUILD)/make_test.tree; \
 	{ $(MAKE) static 2>&1 | sed -u 's/^/static | /'; exit "$${PIPESTATUS[0]}"; } & static_pid=$$!; \
@@ -167,7 +167,8 @@ test: venv sanity-bootstrap ## Everything CI checks (static checks and molecule 
 	@echo "make test: all checks passed"
 
 # `make test` must end within 45 minutes on CI's 2-core machine. `make test-full` is everything: the checks make test
-# leaves to it (the site's job faults, its two-host jobs, check mode on the fleet), then the mutation runs. Run it for
+# leaves to it (the site's job faults, its two-host jobs, check mode on the fleet, the apt and pip faults), then the
+# mutation runs. Run it for
 # any change to roles/lora_job, playbooks/ or the runner.
 .PHONY: test-full
 test-full: ## make test with every check, then the mutation runs (a change to roles/lora_job, playbooks/ or the runner)

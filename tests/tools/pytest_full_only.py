@@ -1,10 +1,10 @@
 """pytest plugin of the molecule verifiers: a check marked ``@pytest.mark.full_only`` runs in ``make test-full`` only.
 
-``make test`` must end within 45 minutes on CI's 2-core machine (issue 46), so the slowest checks that replay the job
-(the site's job faults, its two-host jobs, check mode on the fleet) run in ``make test-full``, which sets
-RADEONLAB_TEST_FULL=1. Without it they are deselected, never skipped, and listed by name at the end of the verify
-output; tests/tools/molecule_all.sh loads this plugin and prints their count in its table. A scenario run with plain
-``molecule test`` does not load the plugin and runs every check.
+``make test`` must end within 45 minutes on CI's 2-core machine (issue 46), so the slowest checks that replay a play
+many times (the site's job faults, its two-host jobs, check mode on the fleet, the apt and pip faults) run in
+``make test-full``, which sets RADEONLAB_TEST_FULL=1. Without it they are deselected, never skipped, and listed by
+name at the end of the verify output; tests/tools/molecule_all.sh loads this plugin and prints their count in its
+table. A scenario run with plain ``molecule test`` does not load the plugin and runs every check.
 """
 
 import os

@@ -18,6 +18,11 @@ import zipfile
 PROJECT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 sys.path.insert(0, os.path.join(PROJECT, "tests", "lab", "faults"))
 import faultlab  # noqa: E402
+import pytest  # noqa: E402
+
+# the package faults replay the role's install several times each (minutes on CI's 2 cores): make test-full
+# (tests/tools/pytest_full_only.py)
+pytestmark = pytest.mark.full_only
 
 SCENARIO = os.environ.get("MOLECULE_SCENARIO_NAME", "llamafactory")  # also the page's section
 HOST = SCENARIO + "-navi31"

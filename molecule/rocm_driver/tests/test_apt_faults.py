@@ -9,6 +9,11 @@ import sys
 PROJECT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 sys.path.insert(0, os.path.join(PROJECT, "tests", "lab", "faults"))
 import faultlab  # noqa: E402
+import pytest  # noqa: E402
+
+# the package faults replay the role's install several times each (minutes on CI's 2 cores): make test-full
+# (tests/tools/pytest_full_only.py)
+pytestmark = pytest.mark.full_only
 
 SCENARIO = os.environ.get("MOLECULE_SCENARIO_NAME", "rocm_driver")  # also the page's section
 HOST = SCENARIO + "-navi31"
