@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.radeonlab.llm.plugins.module_utils import apu_kernel
 from ansible_collections.radeonlab.llm.plugins.module_utils import support_matrix as sm
 
 __all__ = (
@@ -597,13 +598,15 @@ def _apply_selection(decisions, select):
             _hide(d, "hidden: not selected (select %s)" % (select,))
 
 
-def gpu_environment(gpus, rocm_version, policy="auto", include_integrated=False, select="all"):
+def gpu_environment(gpus, rocm_version, policy="auto", include_integrated=False, select="all", kernel=None):
     """Environment for the training job / WebUI service of one host, plus a per-GPU explanation.
 
     ``gpus`` are the dicts of ``ansible_facts.rocm.gpus`` (``name``, ``node`` required; ``index``, ``uuid``,
     ``integrated``, ``chip_id``, ``marketing_name``, ``compute_units`` used when present). ``policy`` is 'auto',
     'off' or an explicit 'x.y.z'. Returns ``dict(env, gpus, override_mode, usable_gpus, warnings, rocm_line,
-    matrix_version)``; raises ValueError on malformed input.
+    matrix_version, apu_kernel)``; raises ValueError on malformed input. ``kernel`` (``release``, ``version``,
+    ``distribution``, ``distribution_version``: the running kernel) feeds ``apu_kernel``, AMD's verdict on a visible Ryzen
+    AI Max GPU with this ROCm release and kernel (:func:`apu_kernel.check`), a warning unless it is supported.
 
     Rules: a natively supported GPU is never overridden; GPUs with no rescue are hidden; integrated GPUs are
     hidden next to a usable discrete GPU unless ``include_integrated``; one global HSA_OVERRIDE_GFX_VERSION is
@@ -646,6 +649,10 @@ def gpu_environment(gpus, rocm_version, policy="auto", include_integrated=False,
         warnings.append("ROCm %s: overrides assumed to work as on 7.0 (UNVERIFIED); TheRock-based 7.14+/10.x "
                         "runtimes reportedly fail HSA init with an override" % line)
 
+    apu = apu_kernel.check([d["name"] for d in visible], rocm_version, kernel)
+    if apu["applies"] and apu["status"] != "supported":
+        warnings.append(apu["message"])
+
     explained = []
     for d in decisions:
         explained.append({
@@ -673,4 +680,5 @@ def gpu_environment(gpus, rocm_version, policy="auto", include_integrated=False,
         "warnings": warnings,
         "rocm_line": line,
         "matrix_version": sm.MATRIX_VERSION,
+        "apu_kernel": apu,
     }

@@ -15,7 +15,7 @@ Bump ``MATRIX_VERSION`` whenever any entry changes.
 
 from __future__ import annotations
 
-MATRIX_VERSION = "2026.12.5"
+MATRIX_VERSION = "2026.12.7"
 
 # ---------------------------------------------------------------------------------------------
 # Sources (short keys used by the entries below)
@@ -55,6 +55,17 @@ SOURCES = {
     "gfx1151": (
         "rocm_facts.md §2 (gfx1151 -> 11.5.1 or 11.0.0, 3rd-party); AMD on ROCm/legacy-rocm-build#5339 (2026-03-25): ROCm on "
         "Radeon/Ryzen calls out Strix Halo support; project-nomad PR #1134: gfx1150/gfx1151 in the bundled rocBLAS list, gfx1103 not"
+    ),
+    "amd_rdna35": (
+        "AMD, 'AMD RDNA3.5 system optimization' (ROCm/rocm-docs docs/reference/system-optimization/rdna3-5.rst, stored "
+        "commit 70b8d6e, read 2026-12-07): the Ryzen AI Max (gfx1151) kernel fixes gregkh/linux@7f26af7 and @7445db6, "
+        "minimum kernels, the ROCm release x kernel table; GTT defaults to about 50 % of system RAM; the shared limit is "
+        "the TTM page limit /sys/module/ttm/parameters/pages_limit (pages, not bytes); a small carve-out (0.5 GB) and a "
+        "larger TTM/GTT limit are recommended"
+    ),
+    "ttm_pages": (
+        "noamsto/nix-amd-ai#42 (2026-08-27, measured on a Ryzen AI MAX+ 395, kernel 7.1.0): ttm.pages_limit=25165824 gives "
+        "mem_info_gtt_total 103079215104 = 25165824 x 4096 bytes; AMD's amd-ttm example: 26214400 pages = 100 GB"
     ),
     "therock": "rocm_facts.md §2: 3rd-party claim that on TheRock runtime (7.14+/10.x) setting the override breaks HSA init",
     "corpus": "shared corpus rocminfo/INDEX.md + expected.json (Chip ID lines of the captures)",
@@ -577,6 +588,34 @@ CHIP_IDS = {
                         "7550/7551 as gfx1201"),
     0x13c0: ("gfx1036", "Granite Ridge iGPU (Ryzen 9 9950X), tests/fixtures/rocminfo 33 (ROCm/ROCm#5814)"),
 }
+
+# ---------------------------------------------------------------------------------------------
+# Ryzen AI Max APUs (Strix Halo): the kernel ROCm needs, and which ROCm releases run on which kernels (amd_rdna35).
+# A kernel "has the fixes" when it is at least the minimum of its kind; Ubuntu 26.04 and Fedora 43 ship them natively.
+# ``releases``: ROCm release prefix -> (status on a kernel with the fixes, status on an older one), the longest prefix
+# of the installed release wins; a release not listed (7.0) is "unknown".
+# ---------------------------------------------------------------------------------------------
+APU_KERNELS = {
+    "targets": ("gfx1151",),
+    "min_kernel": {
+        "ubuntu_hwe": ("6.17.0", 19, (24, 4, 2)),  # 6.17.0-19.19~24.04.2: uname -r 6.17.0-19-generic, uname -v #19~24.04.2-Ubuntu
+        "ubuntu_oem": ("6.14.0", 1018),  # 6.14.0-1018-oem
+        "other": ("6.18.4",),
+    },
+    "min_kernel_text": "Ubuntu 24.04 HWE 6.17.0-19.19~24.04.2, Ubuntu 24.04 OEM 6.14.0-1018, any other distribution 6.18.4",
+    "native": {"Ubuntu": "26.04", "Fedora": "43"},
+    "releases": {
+        "7.2.0": ("supported", "unsupported"),
+        "7.2": ("supported", "experimental"),
+        "7.1": ("unsupported", "experimental"),
+        "6.4": ("unsupported", "experimental"),
+    },
+    "source": "amd_rdna35",
+}
+# GTT (the shared pool an APU's GPU allocates from) without a TTM limit set: about half the RAM (amd_rdna35); the TTM
+# limit counts pages of 4096 bytes (ttm_pages).
+GTT_DEFAULT_SHARE = 0.5
+TTM_PAGE_BYTES = 4096
 
 # Example products per target, for the generated tables only.
 EXAMPLE_PRODUCTS = {

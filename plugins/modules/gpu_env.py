@@ -76,6 +76,13 @@ options:
       - A selection the usable GPUs cannot meet (more GPUs than there are, an index that is hidden or absent) fails.
     type: raw
     default: all
+  kernel:
+    description:
+      - The running kernel, for AMD's verdict on a visible Ryzen AI Max (Strix Halo, gfx1151) GPU with this ROCm release
+        (RV(apu_kernel)). Keys C(release) (C(uname -r), Ansible's C(kernel) fact), C(version) (C(uname -v), Ansible's
+        C(kernel_version), which names an Ubuntu kernel's upload), C(distribution) and C(distribution_version).
+      - Omitted, the verdict is C(unknown).
+    type: dict
 extends_documentation_fragment:
   - radeonlab.llm.attributes
   - radeonlab.llm.attributes.info_module
@@ -226,6 +233,43 @@ matrix_version:
   returned: always
   type: str
   sample: "2026.08.1"
+apu_kernel:
+  description:
+    - AMD's verdict on ROCm on a visible Ryzen AI Max GPU (gfx1151) with this ROCm release and the running kernel, from
+      AMD's RDNA3.5 system optimization page (the kernels with the KFD fixes, and the ROCm release x kernel table). A
+      verdict other than C(supported) is also a warning.
+  returned: always
+  type: dict
+  contains:
+    applies:
+      description: Whether a visible GPU is a Ryzen AI Max one (the rest is empty otherwise).
+      type: bool
+    status:
+      description: C(supported), C(experimental), C(unsupported) or C(unknown) (a release or kernel the table does not settle).
+      type: str
+    kernel_has_fixes:
+      description: Whether the running kernel carries the KFD fixes (null when not known).
+      type: bool
+    kernel:
+      description: The running kernel release, as given.
+      type: str
+    min_kernel:
+      description: AMD's minimum kernels per kind.
+      type: str
+    message:
+      description: What the verdict means and what is supported.
+      type: str
+    source:
+      description: Where the table comes from.
+      type: str
+  sample:
+    applies: true
+    status: unsupported
+    kernel_has_fixes: true
+    kernel: 6.18.44-fc-v1300
+    min_kernel: Ubuntu 24.04 HWE 6.17.0-19.19~24.04.2, Ubuntu 24.04 OEM 6.14.0-1018, any other distribution 6.18.4
+    message: "gfx1151: AMD lists ROCm 7.1.0 as unsupported on kernel 6.18.44-fc-v1300 (has the KFD fixes). ..."
+    source: "AMD, 'AMD RDNA3.5 system optimization' ..."
 """
 
 import os
@@ -242,6 +286,7 @@ def build_module():
         override=dict(type="str", default="auto"),
         include_integrated=dict(type="bool", default=False),
         select=dict(type="raw", default="all"),
+        kernel=dict(type="dict"),
     )
     return AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
 
@@ -256,6 +301,7 @@ def main():
             policy=params["override"],
             include_integrated=params["include_integrated"],
             select=params["select"],
+            kernel=params["kernel"],
         )
     except ValueError as exc:
         module.fail_json(msg=str(exc), changed=False)

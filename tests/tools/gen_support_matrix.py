@@ -94,6 +94,26 @@ def sdpa_lines(sm):
     return out + ["", sm.SDPA_NOTES, ""]
 
 
+def apu_kernel_lines(sm):
+    """AMD's Ryzen AI Max (Strix Halo) table: the kernels with the KFD fixes, and each ROCm release on them."""
+    apu = sm.APU_KERNELS
+    out = ["## Ryzen AI Max (Strix Halo): the kernel and the ROCm release", "",
+           "For %s, ROCm needs kernel fixes to the KFD driver. Minimum kernels: %s; %s ship them natively. "
+           "`radeonlab.llm.gpu_env` reports AMD's verdict for the running kernel and the installed release "
+           "(`gpu_environment_facts.apu_kernel`, a warning unless supported). Source: `%s`." % (
+               ", ".join(apu["targets"]), apu["min_kernel_text"],
+               ", ".join("%s %s" % item for item in sorted(apu["native"].items())), apu["source"]),
+           "", "| ROCm release | kernel with the fixes | older kernel |", "|---|---|---|"]
+    for release, (fixed, older) in apu["releases"].items():
+        listed_apart = [other for other in apu["releases"] if other.startswith(release + ".")]
+        label = release if release.count(".") == 2 else ("other %s.x" if listed_apart else "%s.x") % release
+        out.append("| %s | %s | %s |" % (label, fixed, older))
+    out += ["", "Releases not in AMD's table (7.0) are `unknown`. On an APU the GPU allocates from GTT when GTT is larger "
+            "than the firmware carve-out; GTT defaults to about %d %% of the RAM and its limit is the TTM page limit in "
+            "pages of %d bytes (`amd_rdna35`, `ttm_pages`)." % (sm.GTT_DEFAULT_SHARE * 100, sm.TTM_PAGE_BYTES), ""]
+    return out
+
+
 def therock_lines(sm):
     """Why the collection does not install AMD's pip-delivered ROCm yet, and what a later switch would use."""
     rock = sm.THEROCK
@@ -211,6 +231,7 @@ def render():
     out.append(sm.TORCH_NOTES)
     out.append("")
     out.extend(sdpa_lines(sm))
+    out.extend(apu_kernel_lines(sm))
     out.extend(therock_lines(sm))
     out.append("## Sources")
     out.append("")

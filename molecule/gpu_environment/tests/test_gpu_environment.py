@@ -46,3 +46,18 @@ def test_the_published_decision(host, expected):
     for gpu, reason in zip(facts["gpus"], expected["reasons"]):
         assert reason in gpu["reason"], gpu
     assert facts["rocm_error"] is None
+
+
+def test_amd_verdict_on_the_strix_halo_kernel(host, expected):
+    """AMD's Ryzen AI Max table for the running kernel: ROCm 7.1 is unsupported on a kernel with the KFD fixes and
+    experimental on an older one; it does not apply to the RX 9070 XT host."""
+    facts = json.loads(host.file("/etc/radeonlab-lab/gpu_environment.json").content_string)
+    verdict = facts["apu_kernel"]
+    assert verdict["applies"] is (expected["gpus"][0][0] == "gfx1151")
+    if not verdict["applies"]:
+        assert (verdict["status"], verdict["message"]) == ("unknown", "")
+        return
+    assert verdict["kernel"] == host.check_output("uname -r")
+    assert verdict["kernel_has_fixes"] in (True, False)
+    assert verdict["status"] == ("unsupported" if verdict["kernel_has_fixes"] else "experimental")
+    assert "AMD lists ROCm %s as %s" % (facts["rocm_version"], verdict["status"]) in verdict["message"] and "rdna3-5.rst" in verdict["source"]

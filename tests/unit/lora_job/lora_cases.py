@@ -30,6 +30,10 @@ RX6600_8G = 8372224
 RX6800XT_16G = 16760832
 RX7900XTX_24G = 25149440
 MI300X_192G = 201326592
+# Radeon AI PRO R9700 (gfx1201, 32 GB): twice the RX 9070 XT capture's pool (tests/fixtures/rocminfo/33_..., 16 695 296 KiB),
+# the same Navi 48 chip with twice the memory; no public rocminfo capture of an R9700 was found
+R9700_32G = 2 * 16695296
+STRIX_HALO_96G = 96 << 20  # a Ryzen AI MAX+ 395 with 96 GiB given to the GPU in firmware (the box)
 
 # torch's total_memory of the same cards, in KiB (a little less than rocminfo's pool)
 TORCH_RX7900XTX_KIB = 25116672

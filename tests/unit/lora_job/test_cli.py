@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 
-from lora_cases import FILES, QWEN25_7B, RX6800XT_16G, RX7900XTX_24G
+from lora_cases import FILES, QWEN25_7B, R9700_32G, RX6800XT_16G, RX7900XTX_24G, STRIX_HALO_96G, gpu_fact
 
 from radeonlab_lora import cli, state
 
@@ -27,6 +27,25 @@ def test_plan_prints_decision(tiny_job, tmp_path, capsys):
     assert cli.main(["plan", "--job", job, "--gpu-facts", facts]) == 0
     plan = json.loads(capsys.readouterr().out)
     assert (plan["decision"], plan["per_device_train_batch_size"], plan["gradient_checkpointing"], plan["model_shape"]["layers"]) == ("train", 1, True, 28)
+
+
+def test_plan_on_a_strix_halo_trains_on_its_gpu(tiny_job, tmp_path, capsys):
+    """gfx1151 integrated, 96 GiB GPU pool, 32 GiB left to the CPU: a 7B job at cutoff 2048 trains on the GPU."""
+    job = _write(tmp_path, "job.json", {**tiny_job, "model": "Qwen/Qwen2.5-7B", "model_config": QWEN25_7B, "cutoff_len": 2048})
+    facts = _write(tmp_path, "facts.json", {"gpus": [gpu_fact(0, STRIX_HALO_96G, "gfx1151", "Radeon 8060S Graphics", integrated=True)],
+                                            "ram_kb": 32 << 20})
+    assert cli.main(["plan", "--job", job, "--gpu-facts", facts]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert (plan["device"], plan["decision"], plan["precision"]) == ("gpu", "train", "bf16")
+    assert plan["unified_memory"]["pool_gib"] == 96.0 and "GPU, unified memory: 96.0 of 96.0 GiB" in plan["message"]
+
+
+def test_plan_on_an_r9700_trains_on_its_gpu(tiny_job, tmp_path, capsys):
+    job = _write(tmp_path, "job.json", {**tiny_job, "model": "Qwen/Qwen2.5-7B", "model_config": QWEN25_7B, "cutoff_len": 2048})
+    facts = _write(tmp_path, "facts.json", {"gpus": [gpu_fact(0, R9700_32G, "gfx1201", "AMD Radeon AI PRO R9700")], "ram_kb": 64 << 20})
+    assert cli.main(["plan", "--job", job, "--gpu-facts", facts]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert (plan["device"], plan["decision"], plan["unified_memory"]) == ("gpu", "train", None)
 
 
 def test_plan_refusal_exits_nonzero_with_numbers(tiny_job, tmp_path, capsys):

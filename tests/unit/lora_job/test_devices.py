@@ -9,7 +9,7 @@ import json
 import os
 
 import pytest
-from lora_cases import RX6800XT_16G, RX7900XTX_24G, TORCH_RX6800XT_KIB, gpu_fact, torch_device, torch_view
+from lora_cases import RX6800XT_16G, RX7900XTX_24G, STRIX_HALO_96G, TORCH_RX6800XT_KIB, gpu_fact, torch_device, torch_view
 
 from radeonlab_lora import devices
 
@@ -21,6 +21,8 @@ ROCM_NONE = torch_view([])
 CPU_TORCH = torch_view([], hip=None, version="2.9.1+cpu")
 CUDA_TORCH = torch_view([], hip=None, version="2.9.1+cu128", cuda="12.8")
 NO_TORCH = {"torch": None, "hip": None, "cuda": None, "count": 0, "devices": [], "error": "ModuleNotFoundError: No module named 'torch'"}
+HALO = gpu_fact(0, STRIX_HALO_96G, "gfx1151", "Radeon 8060S Graphics", integrated=True)
+ROCM_HALO = torch_view([torch_device("Radeon 8060S Graphics", 62 << 20, "gfx1151")])
 ROCM_SMALL_CARD = torch_view([torch_device("Radeon RX 6800 XT", TORCH_RX6800XT_KIB, "gfx1030")])
 
 # facts, requested, view, torch_without_hip -> train_on, ok, reason fragment, message fragments
@@ -29,7 +31,13 @@ DECISIONS = {
     "no GPU facts, auto": ([], "auto", CPU_TORCH, False, "cpu", True, "the GPU facts show no visible GPU", []),
     "no GPU facts, auto, torch sees one": ([], "auto", ROCM_XTX, False, "cpu", True, "no visible GPU", ["are the facts stale?"]),
     "no GPU facts, gpu": ([], "gpu", CPU_TORCH, False, "gpu", False, "no visible GPU", ["lora_job_device is gpu but the GPU facts show no visible GPU"]),
-    "integrated only": ([gpu_fact(integrated=True, vram_kb=524288)], "auto", ROCM_XTX, False, "cpu", True, "no visible GPU", ["integrated"]),
+    "integrated only, a bare carve-out": ([gpu_fact(integrated=True, vram_kb=524288)], "auto", ROCM_XTX, False, "cpu", True, "no visible GPU",
+                                          ["integrated"]),
+    # torch reports an APU's memory as it likes (GTT, a share of it): not compared
+    "Strix Halo, integrated only": ([HALO], "auto", ROCM_HALO, False, "gpu", True, "torch sees the GPUs", ["(integrated)", "gfx1151"]),
+    "Strix Halo, gpu asked": ([HALO], "gpu", ROCM_HALO, False, "gpu", True, "torch sees the GPUs", []),
+    "Strix Halo, torch has no HIP here": ([HALO], "auto", CPU_TORCH, True, "cpu", True, "torch has no HIP here", []),
+    "Strix Halo, torch sees none": ([HALO], "auto", ROCM_NONE, False, "gpu", False, "disagree", ["render and video groups"]),
     "matching GPU": ([XTX], "auto", ROCM_XTX, False, "gpu", True, "torch sees the GPUs", ["Radeon RX 7900 XTX", "HIP 6.4.43482"]),
     "matching GPU, gpu asked": ([XTX], "gpu", ROCM_XTX, True, "gpu", True, "torch sees the GPUs", []),
     "matching two GPUs": ([XTX, XT], "auto", ROCM_BOTH, False, "gpu", True, "torch sees the GPUs", []),

@@ -231,3 +231,19 @@ def test_both_pages_are_rendered_from_the_templates_shipped_in_the_package():
         assert template.filename == os.path.join(package, name) and os.path.isfile(template.filename)
         assert open(template.filename, encoding="utf-8").readline().startswith("{# %s:" % page)
         assert template.environment.autoescape(name) is page.endswith(".html")
+
+
+@pytest.mark.parametrize(
+    "plan, cell",
+    [
+        ({"needed_gib": 20.3, "vram_gib": 24.0}, "20.3 of 24.0 GiB VRAM"),
+        ({"needed_gib": 20.3, "vram_gib": 96.0, "unified_memory": {"pool_gib": 96.0, "shared": False}},
+         "20.3 of 96.0 GiB unified memory (a 96.0 GiB pool, carve-out)"),
+        ({"needed_gib": 20.3, "vram_gib": 103.8, "unified_memory": {"pool_gib": 120.0, "shared": True}},
+         "20.3 of 103.8 GiB unified memory (a 120.0 GiB pool, GTT shared with the OS)"),
+        ({"needed_gib": 3.2, "available_gib": 12.0}, "3.2 of 12.0 GiB RAM"),
+        ({}, "-"),
+    ],
+)
+def test_estimate_cell_names_unified_memory(plan, cell):
+    assert report.estimate_cell({"plan": plan}) == cell

@@ -12,8 +12,9 @@
 
 Cards are paired by index (the facts' ``index``, torch's device index); their VRAM (rocminfo KiB vs torch
 ``total_memory``) must agree within 10 %. Integrated GPUs are counted (torch sees them too) but their memory
-is not compared (torch reports the shared memory of an APU); facts with no discrete GPU count as "no visible
-GPU", as for sizing.
+is not compared (torch reports the shared memory of an APU). ``trainable`` says which GPUs a job trains on, for
+the decision and for sizing: the discrete cards with VRAM, else the integrated ones the facts left visible (the
+gpu_environment role hides an integrated GPU next to a usable discrete card, and one its ROCm line does not run).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from dataclasses import asdict, dataclass
 from .spec import DEVICE_CHOICES
 
 VRAM_TOLERANCE = 0.10
+MIN_INTEGRATED_POOL_KIB = 1 << 20  # 1 GiB
 PROBE_TIMEOUT_S = 180
 VISIBILITY_ENV = ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "HSA_OVERRIDE_GFX_VERSION")
 
@@ -130,6 +132,13 @@ def gpus_from_facts(facts: dict | None) -> list[dict]:
     return sorted(gpus, key=lambda gpu: gpu["index"])
 
 
+def trainable(gpus: list[dict]) -> list[dict]:
+    """The GPUs of ``gpus_from_facts`` a job trains on: the discrete ones with VRAM, else the integrated ones whose pool
+    is at least MIN_INTEGRATED_POOL_KIB (below that it is a bare carve-out, as older kernels report an APU's pool)."""
+    discrete = [gpu for gpu in gpus if gpu["vram_kb"] and not gpu["integrated"]]
+    return discrete or [gpu for gpu in gpus if gpu["vram_kb"] >= MIN_INTEGRATED_POOL_KIB]
+
+
 # --------------------------------------------------------------------------------------------- the decision
 def _gib(kib) -> str:
     return f"{(kib or 0) / (1 << 20):.2f} GiB"
@@ -138,8 +147,9 @@ def _gib(kib) -> str:
 def describe_facts(gpus: list[dict]) -> str:
     if not gpus:
         return "the GPU facts show no visible GPU"
-    if not any(gpu["vram_kb"] and not gpu["integrated"] for gpu in gpus):
-        return "the GPU facts show no visible GPU (only integrated ones or ones without VRAM, which are not trained on)"
+    if not trainable(gpus):
+        return ("the GPU facts show no visible GPU to train on (no discrete card with VRAM; an integrated GPU needs a pool "
+                "of at least 1 GiB)")
     cards = "; ".join(f"#{g['index']} {g['gfx'] or '?'} {g['name']} {_gib(g['vram_kb'])}" + (" (integrated)" if g["integrated"] else "") for g in gpus)
     return f"the GPU facts show {len(gpus)} visible GPU(s): {cards}"
 
@@ -225,7 +235,7 @@ def decide(facts_gpus: list, requested: str, view: dict, torch_without_hip: bool
 
     if requested == "cpu":
         return make("cpu", True, "lora_job_device: cpu asked for", f"training on the CPU: lora_job_device: cpu asked for ({describe_facts(gpus)})")
-    if not any(gpu["vram_kb"] and not gpu["integrated"] for gpu in gpus):  # what sizing trains on: a discrete card with VRAM
+    if not trainable(gpus):
         if requested == "gpu":
             return make("gpu", False, "no visible GPU", f"lora_job_device is gpu but {describe_facts(gpus)} ({describe_torch(view)})")
         note = f" (but {describe_torch(view)}: are the facts stale?)" if view.get("count") else ""

@@ -111,6 +111,8 @@ Limits
   counted for all seven projections whatever ``lora_target`` says; ``lora_dropout > 0`` (a copy of each LoRA
   input) is not modelled - the margin absorbs it at 7 B, small models with dropout are less covered.
 - Multi-GPU (torchrun DDP) needs the plan per GPU: hand in the smallest visible card.
+- Integrated GPUs (APUs): the pool the KFD reports, less what the CPU side needs when the pool is the OS's RAM
+  (``unified``); the step's peak is sized as on a card.
 - CPU (no VRAM): fp32, no checkpointing; checked against host RAM only when ``ram_kb`` is given
   (activations counted twice for fp32).
 """
@@ -118,9 +120,11 @@ Limits
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
+from . import devices
 from .modelshape import ModelShape
+from .unified import UnifiedMemory
 from .vocabulary import ATTENTION_REQUESTS, SDPA_KERNELS
 
 GIB = float(1 << 30)
@@ -162,6 +166,7 @@ class Device:
     bitsandbytes_ok: bool = False
     name: str = ""
     bitsandbytes_reason: str = ""  # the probe's reason (why 4-bit does not work here), when it failed
+    unified: UnifiedMemory | None = None  # an integrated GPU: vram_kib is its pool, shared with the CPU side
 
     @property
     def is_gpu(self) -> bool:
@@ -227,6 +232,7 @@ class Plan:
     needed_gib: float | None = None
     estimate_gib: dict | None = None
     alternatives: dict = field(default_factory=dict)
+    unified_memory: dict | None = None  # an integrated GPU: pool, RAM, what the CPU side needs, what the GPU gets
     message: str = ""
 
     @property
@@ -371,7 +377,8 @@ def _refusal_message(shape, seq, device, smallest: Estimate, alternatives: dict)
     parts = [
         f"refused: a {shape.params_b:.2f} B-parameter model at cutoff_len {seq} needs {smallest.needed_gib(reserve):.1f} GiB "
         f"even in its smallest bf16 setting (gradient checkpointing, batch 1: estimate {smallest.total_gib:.1f} GiB "
-        f"+ {SAFETY_MARGIN:.0%} margin + {reserve:.1f} GiB runtime reserve), but the GPU has {device.vram_gib:.2f} GiB"
+        f"+ {SAFETY_MARGIN:.0%} margin + {reserve:.1f} GiB runtime reserve), but the GPU "
+        + (f"gets {device.vram_gib:.2f} GiB ({device.unified.describe(device.vram_gib)})" if device.unified else f"has {device.vram_gib:.2f} GiB")
     ]
     options = [qlora_note(alternatives["qlora4"])]
     if alternatives["max_cutoff_len"]:
@@ -407,6 +414,16 @@ def plan_job(shape: ModelShape, *, cutoff_len: int, attention: str, device: Devi
         effective_batch_target=effective_batch,
         world_size=world_size,
     )
+    where = f"{device.vram_gib:.2f} GiB GPU"
+    if device.unified:
+        weights_gib = shape.params * 2.0 / GIB
+        plan.unified_memory = device.unified.as_dict(weights_gib)
+        shortfall = device.unified.host_shortfall(weights_gib)
+        if shortfall:
+            plan.message = f"refused: {shortfall}"
+            return plan
+        device = replace(device, vram_kib=int(device.unified.gpu_gib(weights_gib) * (1 << 20)))
+        where = device.unified.describe(device.vram_gib)
     reserve = device.reserve_gib if device.is_gpu else 0.0
     capacity = _capacity_gib(device)
     if device.is_gpu:
@@ -427,7 +444,8 @@ def plan_job(shape: ModelShape, *, cutoff_len: int, attention: str, device: Devi
                 plan.paged_optimizer = setting.paged_optimizer
             plan.estimate_gib = est.as_dict(reserve)
             plan.needed_gib = plan.estimate_gib["needed"]
-            where = f"{device.vram_gib:.2f} GiB GPU" if device.is_gpu else "CPU" + (f" ({capacity:.1f} GiB usable RAM)" if capacity else " (RAM not checked)")
+            if not device.is_gpu:
+                where = "CPU" + (f" ({capacity:.1f} GiB usable RAM)" if capacity else " (RAM not checked)")
             precision = "qlora4 (NF4, double quantisation" + (", paged AdamW)" if setting.paged_optimizer else ")") \
                 if setting.precision == "qlora4" else setting.precision
             plan.message = (
@@ -464,33 +482,33 @@ def _kib(value) -> int | None:
 def device_from_facts(facts: dict | None) -> Device:
     """Read a GPU facts dict: flat ``vram_kb`` or a list of GPUs (``gpus``/``agents``, rocm_facts style).
 
-    Several GPUs: LLaMA-Factory trains data-parallel on all visible ones, so the smallest card sizes
-    the plan. Integrated GPUs (``integrated: true``) and non-GPU agents are ignored. Optional keys:
-    ``reserve_gib``, ``ram_kb``, ``bitsandbytes_ok`` and ``bitsandbytes`` (the llamafactory role's probe
-    result: ``{"ok", "reason", "version"}``; its ``ok`` counts when ``bitsandbytes_ok`` is absent).
+    The GPUs trained on are ``devices.trainable``'s. Several: LLaMA-Factory trains data-parallel on all of them, so the
+    smallest sizes the plan. Integrated ones (an APU's, when it has no usable discrete card): their pool is shared with
+    the CPU side (``unified``). Optional keys: ``reserve_gib``, ``ram_kb``, ``host_reserve_gib`` (integrated GPUs),
+    ``bitsandbytes_ok`` and ``bitsandbytes`` (the llamafactory role's probe result: ``{"ok", "reason", "version"}``; its
+    ``ok`` counts when ``bitsandbytes_ok`` is absent).
     """
     facts = dict(facts or {})
     if isinstance(facts.get("rocm"), dict):
         nested = facts.pop("rocm")
         facts = {**nested, **facts}
-    vram = _kib(facts.get("vram_kb", facts.get("vram_kib")))
-    name = str(facts.get("name") or facts.get("marketing_name") or "")
-    gpus = facts.get("gpus") or facts.get("agents") or []
-    if vram is None and gpus:
-        usable = [g for g in gpus if str(g.get("type", "GPU")).upper() == "GPU" and not g.get("integrated") and _kib(g.get("vram_kb"))]
-        if usable:
-            smallest = min(usable, key=lambda g: int(g["vram_kb"]))
-            vram = int(smallest["vram_kb"])
-            name = str(smallest.get("marketing_name") or smallest.get("name") or name)
+    trained = devices.trainable(devices.gpus_from_facts(facts))
+    smallest = min(trained, key=lambda gpu: gpu["vram_kb"]) if trained else None
+    ram = _kib(facts.get("ram_kb", facts.get("ram_kib")))
+    unified = None
+    if smallest and smallest["integrated"]:
+        host_reserve = facts.get("host_reserve_gib")
+        unified = UnifiedMemory(smallest["vram_kb"], ram, **({} if host_reserve is None else {"host_reserve_gib": float(host_reserve)}))
     reserve = facts.get("reserve_gib")
     probe = facts.get("bitsandbytes") if isinstance(facts.get("bitsandbytes"), dict) else {}
     return Device(
-        vram_kib=vram,
+        vram_kib=smallest["vram_kb"] if smallest else None,
         reserve_gib=float(DEFAULT_RESERVE_GIB if reserve is None else reserve),
-        ram_kib=_kib(facts.get("ram_kb", facts.get("ram_kib"))),
+        ram_kib=ram,
         bitsandbytes_ok=bool(facts.get("bitsandbytes_ok", probe.get("ok", False))),
-        name=name,
+        name=str(smallest["name"] if smallest else facts.get("name") or facts.get("marketing_name") or ""),
         bitsandbytes_reason=str(probe.get("reason") or ""),
+        unified=unified,
     )
 
 

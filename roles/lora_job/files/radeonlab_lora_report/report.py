@@ -153,6 +153,11 @@ def estimate_cell(status: dict) -> str:
     plan = status.get("plan") or {}
     if plan.get("needed_gib") is None:
         return "-"
+    unified = plan.get("unified_memory")
+    if unified and plan.get("vram_gib") is not None:
+        return "%s of %s GiB unified memory (a %s GiB pool, %s)" % (
+            _gib(plan["needed_gib"]), _gib(plan["vram_gib"]), _gib(unified["pool_gib"]),
+            "GTT shared with the OS" if unified.get("shared") else "carve-out")
     if plan.get("vram_gib") is not None:
         return "%s of %s GiB VRAM" % (_gib(plan["needed_gib"]), _gib(plan["vram_gib"]))
     if plan.get("available_gib") is not None:

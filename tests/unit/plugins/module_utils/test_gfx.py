@@ -578,3 +578,23 @@ def test_gpu_environment_select_refuses_what_cannot_be_met(select, words):
 def test_a_hidden_integrated_gpu_cannot_be_selected():
     with pytest.raises(ValueError, match=r"index\(es\) \[1\] that are not usable; the usable GPUs are \[0\]"):
         gpu_environment([RX6800XT, IGPU_2], "6.4", "auto", False, select=[1])
+
+
+STRIX_HALO_GPU = {"node": 1, "name": "gfx1151", "marketing_name": "Radeon 8060S Graphics", "vram_kb": 67108864, "integrated": True}
+RX9070XT_GPU = {"node": 1, "name": "gfx1201", "marketing_name": "AMD Radeon RX 9070 XT", "vram_kb": 16695296}
+DEBIAN_6_18 = {"release": "6.18.44-fc-v1300", "version": "#1 SMP", "distribution": "Debian", "distribution_version": "12"}
+
+
+@pytest.mark.parametrize(
+    "gpus, version, kernel, status, warned",
+    [
+        ([STRIX_HALO_GPU], "7.1.0", DEBIAN_6_18, "unsupported", True),
+        ([STRIX_HALO_GPU], "7.2.3", DEBIAN_6_18, "supported", False),
+        ([STRIX_HALO_GPU], "7.1.0", None, "unknown", True),  # no kernel facts: AMD's table cannot be read
+        ([RX9070XT_GPU], "7.1.0", DEBIAN_6_18, "unknown", False),  # not a Ryzen AI Max: nothing to say
+    ],
+)
+def test_gpu_environment_reports_amds_apu_kernel_verdict(gpus, version, kernel, status, warned):
+    result = gpu_environment(gpus, version, kernel=kernel)
+    assert result["apu_kernel"]["status"] == status
+    assert any("gfx1151: AMD" in warning for warning in result["warnings"]) is warned

@@ -1,0 +1,109 @@
+# Copyright: radeonlab.llm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""APUs train on their GPU: the pool shared with the CPU side (radeonlab_lora.unified), through the facts and the plan."""
+
+from __future__ import annotations
+
+import pytest
+from lora_cases import QWEN25_05B, QWEN25_7B, R9700_32G, RX6800XT_16G, STRIX_HALO_96G, gpu_fact
+
+from radeonlab_lora import devices
+from radeonlab_lora.modelshape import ModelShape
+from radeonlab_lora.sizing import device_from_facts, plan_job
+from radeonlab_lora.unified import HOST_LOAD_GIB, HOST_STEPS_GIB, UnifiedMemory
+
+GIB = 1 << 20  # KiB
+Q7 = ModelShape.from_config(QWEN25_7B)
+Q05 = ModelShape.from_config(QWEN25_05B)
+Q7_WEIGHTS_GIB = Q7.params * 2 / (1 << 30)
+
+
+def halo(pool_kib, ram_kib, gfx="gfx1151", name="Radeon 8060S Graphics", **extra) -> dict:
+    return {"gpus": [gpu_fact(0, pool_kib, gfx, name, integrated=True)], "ram_kb": ram_kib, **extra}
+
+
+# facts, model shape -> decision, precision (None: any), fragments of the plan's message
+PLANS = {
+    # the issue's box: 96 GiB carve-out, 32 GiB left to the OS: the pool is not the OS's RAM
+    "Strix Halo, 96 GiB carve-out, 32 GiB RAM, 7B": (halo(STRIX_HALO_96G, 32 * GIB), Q7, "train", "bf16",
+                                                      ["GPU, unified memory: 96.0 of 96.0 GiB (carve-out)"]),
+    # AMD's advice: a small carve-out and a large GTT limit (ttm pages_limit 120 GiB): the pool is the OS's RAM
+    "Strix Halo, GTT 120 GiB of 125 GiB RAM, 7B": (halo(120 * GIB, 125 * GIB), Q7, "train", "bf16",
+                                                    ["GPU, unified memory:", "of 120.0 GiB (GTT, shared with the OS)"]),
+    # the kernel's default GTT limit (about half the RAM)
+    "Strix Halo, default GTT 62.5 GiB of 125 GiB RAM, 7B": (halo(int(62.5 * GIB), 125 * GIB), Q7, "train", "bf16",
+                                                           ["62.5 of 62.5 GiB (GTT, shared with the OS)"]),
+    # a 64 GB box with 48 GiB carved out: the bf16 weights do not fit the 16 GiB left to the OS while loading
+    "Strix Halo 64 GB, 48 GiB carve-out, 7B": (halo(48 * GIB, 16 * GIB), Q7, "refuse", None,
+                                               ["the CPU side of the job needs", "but the OS sees 16.0 GiB", "ttm pages_limit"]),
+    # a laptop APU (Radeon 780M, left visible by gpu_environment) with a 15 GiB GTT pool of 30 GiB RAM
+    "Phoenix 780M, GTT 15 of 30 GiB, 7B": (halo(15 * GIB, 30 * GIB, "gfx1103", "AMD Radeon 780M"), Q7, "refuse", None,
+                                           ["but the GPU gets", "GPU, unified memory:", "(GTT, shared with the OS)", "would fit"]),
+    "Phoenix 780M, GTT 15 of 30 GiB, 0.5B": (halo(15 * GIB, 30 * GIB, "gfx1103", "AMD Radeon 780M"), Q05, "train", "bf16",
+                                             ["GPU, unified memory:"]),
+    # a discrete card is sized as before, with no unified memory
+    "Radeon AI PRO R9700 32 GB, 7B": ({"gpus": [gpu_fact(0, R9700_32G, "gfx1201", "AMD Radeon AI PRO R9700")], "ram_kb": 64 * GIB},
+                                      Q7, "train", "bf16", ["31.84 GiB GPU"]),
+}
+
+
+@pytest.mark.parametrize("case", PLANS.values(), ids=list(PLANS))
+def test_plan_on_an_apu(case):
+    facts, shape, decision, precision, fragments = case
+    plan = plan_job(shape, cutoff_len=2048, attention="sdpa", device=device_from_facts(facts))
+    assert (plan.device, plan.decision) == ("gpu", decision), plan.message
+    if precision:
+        assert plan.precision == precision
+    for fragment in fragments:
+        assert fragment in plan.message
+    assert (plan.unified_memory is not None) == facts["gpus"][0]["integrated"]
+
+
+def test_issue_box_plan_numbers():
+    """96 GiB carve-out, 32 GiB RAM: the GPU gets the whole pool, the CPU side is counted against the 32 GiB."""
+    plan = plan_job(Q7, cutoff_len=2048, attention="sdpa", device=device_from_facts(halo(STRIX_HALO_96G, 32 * GIB)))
+    need = Q7_WEIGHTS_GIB + HOST_LOAD_GIB + 4.0
+    assert plan.unified_memory == {"pool_gib": 96.0, "ram_gib": 32.0, "shared": False, "host_need_gib": round(need, 2), "gpu_gib": 96.0}
+    assert plan.vram_gib == 96.0
+
+
+@pytest.mark.parametrize(
+    "pool, ram, shared, gpu",
+    [
+        (96 * GIB, 32 * GIB, False, 96.0),  # a carve-out larger than what the OS sees
+        (120 * GIB, 125 * GIB, True, 125.0 - 10.0 - HOST_LOAD_GIB - 4.0),  # GTT: the OS's RAM, less the CPU side
+        (62 * GIB, 125 * GIB, True, 62.0),  # GTT with room to spare: the pool
+        (40 * GIB, None, True, 40.0 - 10.0 - HOST_LOAD_GIB - 4.0),  # RAM unknown: the CPU side is taken off the pool
+        (8 * GIB, 12 * GIB, True, 0.0),  # nothing left for the GPU
+    ],
+)
+def test_gpu_share_of_the_pool(pool, ram, shared, gpu):
+    memory = UnifiedMemory(pool, ram)
+    assert memory.shared is shared
+    assert memory.gpu_gib(10.0) == pytest.approx(gpu)
+
+
+@pytest.mark.parametrize("weights, need", [(14.19, 14.19 + HOST_LOAD_GIB + 4.0), (0.92, HOST_STEPS_GIB + 4.0)])
+def test_host_need_is_the_load_or_the_steps(weights, need):
+    """7B: the mapped weights while loading dominate; 0.5B: the steps' ~3 GiB (tests/bench/host_rss)."""
+    assert UnifiedMemory(96 << 20, 32 << 20).host_need_gib(weights) == pytest.approx(need)
+
+
+def test_host_reserve_from_the_facts():
+    device = device_from_facts(halo(STRIX_HALO_96G, 32 * GIB, host_reserve_gib=20))
+    plan = plan_job(Q7, cutoff_len=2048, attention="sdpa", device=device)
+    assert plan.decision == "refuse" and "20.0 GiB kept for the OS" in plan.message
+
+
+@pytest.mark.parametrize(
+    "gpus, trained",
+    [
+        ([gpu_fact(0, STRIX_HALO_96G, "gfx1151", integrated=True)], [0]),  # an APU alone: its GPU
+        ([gpu_fact(0, RX6800XT_16G, "gfx1030"), gpu_fact(1, 64 * GIB, "gfx1036", integrated=True)], [0]),  # a card beside it wins
+        ([gpu_fact(0, 524288, "gfx90c", integrated=True)], []),  # a bare 512 MiB carve-out: nothing to train on
+        ([gpu_fact(0, 0, "gfx1100")], []),
+    ],
+)
+def test_trainable(gpus, trained):
+    assert [gpu["index"] for gpu in devices.trainable(devices.gpus_from_facts({"gpus": gpus}))] == trained
