@@ -1,4 +1,4 @@
-# Copied verbatim from ../shared/reference/gpu_lab/make_assets.py (the GPU lab's tested helper, 2026-12-01).
+# Copied from ../shared/reference/gpu_lab/make_assets.py (the GPU lab's tested helper, 2026-12-01); loop variables renamed for pylint.
 """Build a random-weight Qwen2 model, a locally trained BPE tokenizer and a tiny alpaca dataset.
 
 Nothing is fetched from any hub. Usage:
@@ -32,7 +32,7 @@ SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 def pseudo_words(rng, n):
     syl = ["ka", "to", "ri", "mu", "se", "lo", "na", "pe", "di", "vu", "ra", "xo", "ze", "bi", "qu", "fa",
            "ny", "sh", "th", "an", "el", "or", "is", "ul"]
-    return ["".join(rng.choice(syl) for _ in range(rng.randint(1, 4))) for _ in range(n)]
+    return ["".join(rng.choice(syl) for _j in range(rng.randint(1, 4))) for _i in range(n)]
 
 
 def build_tokenizer(out_dir, corpus):
@@ -55,15 +55,15 @@ def build_tokenizer(out_dir, corpus):
 def build_data(out, rows, min_tokens):
     rng = random.Random(0)
     vocab = pseudo_words(rng, 5000)
-    corpus = [" ".join(rng.choice(vocab) for _ in range(200)) for _ in range(2000)]
+    corpus = [" ".join(rng.choice(vocab) for _j in range(200)) for _i in range(2000)]
     tok_dir = os.path.join(out, "tokenizer")
     tok = build_tokenizer(tok_dir, corpus)
     data = []
-    for _ in range(rows):
-        instr = " ".join(rng.choice(vocab) for _ in range(rng.randint(200, 400)))
-        outp = " ".join(rng.choice(vocab) for _ in range(rng.randint(1500, 2500)))
+    for _i in range(rows):
+        instr = " ".join(rng.choice(vocab) for _i in range(rng.randint(200, 400)))
+        outp = " ".join(rng.choice(vocab) for _i in range(rng.randint(1500, 2500)))
         while len(tok(instr + outp)["input_ids"]) < min_tokens:
-            outp += " " + " ".join(rng.choice(vocab) for _ in range(200))
+            outp += " " + " ".join(rng.choice(vocab) for _i in range(200))
         data.append({"instruction": instr, "input": "", "output": outp})
     ddir = os.path.join(out, "data")
     os.makedirs(ddir, exist_ok=True)

@@ -31,6 +31,7 @@ import time
 
 GIB = 2 ** 30
 PAT_SPIKE = re.compile(rb"SPIKE_RESULT (\{[^\n]*\})")
+MARKS = ("train_begin", "first_step", "train_end")
 
 
 def read_status(pid):
@@ -40,7 +41,7 @@ def read_status(pid):
     try:
         with open(f"/proc/{pid}/status", "rb") as f:
             for line in f:
-                k, _, v = line.partition(b":")
+                k, _sep, v = line.partition(b":")
                 k = k.decode()
                 if k in want:
                     out[k] = int(v.split()[0]) * 1024
@@ -206,7 +207,7 @@ def main():
             f"steps_peak_anon/file_GiB={g('steps', 'anon')}/{g('steps', 'file')} "
             f"pss_load/steps_GiB={g('load', 'pss')}/{g('steps', 'pss')} step1_peak_GiB={g('step1')} "
             f"post_peak_GiB={g('post')} main_hwm_polled_GiB={main_hwm / GIB:.2f} "
-            f"t_begin/step1/end_s={'/'.join(str(round(reader.marks[k], 1)) if k in reader.marks else 'n/a' for k in ('train_begin', 'first_step', 'train_end'))} "
+            f"t_begin/step1/end_s={'/'.join(str(round(reader.marks[k], 1)) if k in reader.marks else 'n/a' for k in MARKS)} "
             f"steps={spike.get('steps', 'n/a')} nproc_max={nproc_max} samples={samples} wall_s={wall:.0f} rc={rc}")
     print(line, flush=True)
     if a.result:

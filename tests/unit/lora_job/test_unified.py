@@ -26,25 +26,26 @@ def halo(pool_kib, ram_kib, gfx="gfx1151", name="Radeon 8060S Graphics", **extra
 # facts, model shape -> decision, precision (None: any), fragments of the plan's message
 PLANS = {
     # the box: 96 GiB carve-out, 32 GiB left to the OS: the pool is not the OS's RAM
-    "Strix Halo, 96 GiB carve-out, 32 GiB RAM, 7B": (halo(STRIX_HALO_96G, 32 * GIB), Q7, "train", "bf16",
-                                                      ["GPU, unified memory: 96.0 of 96.0 GiB (carve-out)"]),
+    "Strix Halo, 96 GiB carve-out, 32 GiB RAM, 7B": (
+        halo(STRIX_HALO_96G, 32 * GIB), Q7, "train", "bf16", ["GPU, unified memory: 96.0 of 96.0 GiB (carve-out)"]),
     # AMD's advice: a small carve-out and a large GTT limit (ttm pages_limit 120 GiB): the pool is the OS's RAM
-    "Strix Halo, GTT 120 GiB of 125 GiB RAM, 7B": (halo(120 * GIB, 125 * GIB), Q7, "train", "bf16",
-                                                    ["GPU, unified memory:", "of 120.0 GiB (GTT, shared with the OS)"]),
+    "Strix Halo, GTT 120 GiB of 125 GiB RAM, 7B": (
+        halo(120 * GIB, 125 * GIB), Q7, "train", "bf16", ["GPU, unified memory:", "of 120.0 GiB (GTT, shared with the OS)"]),
     # the kernel's default GTT limit (about half the RAM)
-    "Strix Halo, default GTT 62.5 GiB of 125 GiB RAM, 7B": (halo(int(62.5 * GIB), 125 * GIB), Q7, "train", "bf16",
-                                                           ["62.5 of 62.5 GiB (GTT, shared with the OS)"]),
-    # a 64 GB box with 48 GiB carved out: the bf16 weights do not fit the 16 GiB left to the OS while loading
-    "Strix Halo 64 GB, 48 GiB carve-out, 7B": (halo(48 * GIB, 16 * GIB), Q7, "refuse", None,
-                                               ["the CPU side of the job needs", "but the OS sees 16.0 GiB", "ttm pages_limit"]),
+    "Strix Halo, default GTT 62.5 GiB of 125 GiB RAM, 7B": (
+        halo(int(62.5 * GIB), 125 * GIB), Q7, "train", "bf16", ["62.5 of 62.5 GiB (GTT, shared with the OS)"]),
+    # a 64 GB box with 48 GiB carved out: the mapped bf16 weights do not fit the 16 GiB left to the OS while loading
+    "Strix Halo 64 GB, 48 GiB carve-out, 7B": (
+        halo(48 * GIB, 16 * GIB), Q7, "refuse", None, ["the CPU side of the job needs", "but the OS sees 16.0 GiB", "ttm pages_limit"]),
     # a laptop APU (Radeon 780M, left visible by gpu_environment) with a 15 GiB GTT pool of 30 GiB RAM
-    "Phoenix 780M, GTT 15 of 30 GiB, 7B": (halo(15 * GIB, 30 * GIB, "gfx1103", "AMD Radeon 780M"), Q7, "refuse", None,
-                                           ["but the GPU gets", "GPU, unified memory:", "(GTT, shared with the OS)", "would fit"]),
-    "Phoenix 780M, GTT 15 of 30 GiB, 0.5B": (halo(15 * GIB, 30 * GIB, "gfx1103", "AMD Radeon 780M"), Q05, "train", "bf16",
-                                             ["GPU, unified memory:"]),
+    "Phoenix 780M, GTT 15 of 30 GiB, 7B": (
+        halo(15 * GIB, 30 * GIB, "gfx1103", "AMD Radeon 780M"), Q7, "refuse", None,
+        ["but the GPU gets", "GPU, unified memory:", "(GTT, shared with the OS)", "would fit"]),
+    "Phoenix 780M, GTT 15 of 30 GiB, 0.5B": (
+        halo(15 * GIB, 30 * GIB, "gfx1103", "AMD Radeon 780M"), Q05, "train", "bf16", ["GPU, unified memory:"]),
     # a discrete card is sized as before, with no unified memory
-    "Radeon AI PRO R9700 32 GB, 7B": ({"gpus": [gpu_fact(0, R9700_32G, "gfx1201", "AMD Radeon AI PRO R9700")], "ram_kb": 64 * GIB},
-                                      Q7, "train", "bf16", ["31.84 GiB GPU"]),
+    "Radeon AI PRO R9700 32 GB, 7B": (
+        {"gpus": [gpu_fact(0, R9700_32G, "gfx1201", "AMD Radeon AI PRO R9700")], "ram_kb": 64 * GIB}, Q7, "train", "bf16", ["31.84 GiB GPU"]),
 }
 
 
