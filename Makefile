@@ -7,6 +7,8 @@ MAKEFLAGS += --no-print-directory
 ROOT := $(CURDIR)
 PYTHON ?= python3.11
 VENV := $(ROOT)/.venv
+# The lowest ansible-core the collection states (requirements-min.txt), for README's quick start.
+VENV_MIN := $(ROOT)/.venv-min
 CACHE := $(ROOT)/.cache
 BUILD := $(ROOT)/build
 # The checkout is not under ansible_collections/; this symlink tree gives it its FQCN name.
@@ -47,6 +49,11 @@ $(VENV)/.installed: requirements-dev.txt
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $@
 
+$(VENV_MIN)/.installed: requirements-min.txt
+	[ -x $(VENV_MIN)/bin/python ] || $(PYTHON) -m venv $(VENV_MIN)
+	$(VENV_MIN)/bin/pip install --quiet --disable-pip-version-check -r requirements-min.txt
+	touch $@
+
 .PHONY: venv
 venv: $(VENV)/.installed $(COLLECTION_LINK) ## Project-local venv with the pinned toolchain
 
@@ -81,6 +88,11 @@ sanity: sanity-bootstrap ## ansible-test sanity on a copy installed as ansible_c
 .PHONY: units
 units: venv ## Plain pytest over module_utils, modules, filters, role specs
 	pytest -q -rs tests/unit
+
+.PHONY: quick-start
+quick-start: venv $(VENV_MIN)/.installed ## README's quick start as written, fresh HOME, pinned and lowest stated ansible-core
+	tests/tools/check_quick_start.sh $(VENV)/bin
+	tests/tools/check_quick_start.sh $(VENV_MIN)/bin
 
 .PHONY: changelog-lint
 changelog-lint: venv
@@ -147,7 +159,7 @@ lab-servers-down: ## Stop the lab's mirror and hand-served wheelhouse (127.0.0.1
 
 # --- entry points --------------------------------------------------------------------------
 .PHONY: static
-static: lint sanity units changelog-lint build ## Everything CI checks but the molecule scenarios
+static: lint sanity units changelog-lint build quick-start ## Everything CI checks but the molecule scenarios
 
 # The static checks and the molecule scenarios at once: the static checks keep one core busy, mostly while the lab's
 # setup waits on the network and the disk (debootstrap, the mirror, the first wheelhouse downloads from PyPI), where the
