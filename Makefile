@@ -8,7 +8,7 @@ ROOT := $(CURDIR)
 PYTHON ?= python3.11
 VENV := $(ROOT)/.venv
 # The lowest ansible-core the collection states (requirements-min.txt), for README's quick start.
-VENV_MIN := $(ROOT)/.venv-min
+VENV_MIN := $(CACHE)/venv-min
 CACHE := $(ROOT)/.cache
 BUILD := $(ROOT)/build
 # The checkout is not under ansible_collections/; this symlink tree gives it its FQCN name.
