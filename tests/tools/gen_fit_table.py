@@ -41,13 +41,17 @@ MODELS = {
     "14B": {"model_type": "qwen2", "hidden_size": 5120, "num_hidden_layers": 48, "intermediate_size": 13824, "vocab_size": 152064,
             "num_attention_heads": 40, "num_key_value_heads": 8, "tie_word_embeddings": False},
 }
-# rocminfo's pool size (KiB): shared corpus rocminfo captures 04 (RX 6700 XT), 16 (RX 6800 XT), 06 (RX 7900 XTX);
-# the RX 6600's 8 372 224 KiB as tests/bench/bench.py uses it.
+# The GPU facts of each column. rocminfo's pool size (KiB): shared corpus rocminfo captures 04 (RX 6700 XT), 16 (RX 6800
+# XT), 06 (RX 7900 XTX); the RX 6600's 8 372 224 KiB as tests/bench/bench.py uses it; the Radeon AI PRO R9700 (32 GB, the
+# same Navi 48 chip as the RX 9070 XT) as twice capture 33's 16 695 296 KiB, as no R9700 capture was found; a Ryzen AI
+# MAX+ 395 with 128 GB, 96 GiB of it given to the GPU in firmware, 32 GiB left to the OS (unified memory).
 CARDS = {
-    "8 GB (RX 6600)": 8372224,
-    "12 GB (RX 6700 XT)": 12566528,
-    "16 GB (RX 6800 XT)": 16760832,
-    "24 GB (RX 7900 XTX)": 25149440,
+    "8 GB (RX 6600)": {"vram_kb": 8372224},
+    "12 GB (RX 6700 XT)": {"vram_kb": 12566528},
+    "16 GB (RX 6800 XT)": {"vram_kb": 16760832},
+    "24 GB (RX 7900 XTX)": {"vram_kb": 25149440},
+    "32 GB (AI PRO R9700)": {"vram_kb": 2 * 16695296},
+    "Strix Halo 128 GB (96 GiB to the GPU)": {"gpus": [{"vram_kb": 96 << 20, "integrated": True}], "ram_kb": 32 << 20},
 }
 SEQS = (1024, 2048)
 # The runs on the lent H200 under caps that emulate these cards (docs/performance.md): the bench's card names, its shapes.
@@ -86,11 +90,13 @@ def _sizing():
     return modelshape, sizing
 
 
-def plan(model: str, seq: int, vram_kib: int, qlora: bool = True):
-    """The plan the job gets for this model, cutoff_len and card (bitsandbytes probe passed when ``qlora``)."""
+def plan(model: str, seq: int, card, qlora: bool = True):
+    """The plan the job gets for this model, cutoff_len and card (its VRAM in KiB, or its GPU facts; bitsandbytes probe
+    passed when ``qlora``)."""
     modelshape, sizing = _sizing()
     shape = modelshape.ModelShape.from_config(MODELS[model])
-    device = sizing.Device(vram_kib, bitsandbytes_ok=qlora)
+    facts = card if isinstance(card, dict) else {"vram_kb": card}
+    device = sizing.device_from_facts({**facts, "bitsandbytes_ok": qlora})
     return sizing.plan_job(shape, cutoff_len=seq, attention="sdpa", device=device, effective_batch=8, allow_qlora=qlora)
 
 
@@ -115,10 +121,10 @@ def table_lines() -> list:
     for model in MODELS:
         for seq in SEQS:
             cells = []
-            for kib in CARDS.values():
-                p = plan(model, seq, kib)
-                peaks = [r["peak_gib"] for r in runs if (r["model"], r["seq"], r["vram_kib"]) == (model, seq, kib) and r["peak_gib"]
-                         and r["settings"] == settings(p)]
+            for card in CARDS.values():
+                p = plan(model, seq, card)
+                peaks = [r["peak_gib"] for r in runs if (r["model"], r["seq"], r["vram_kib"]) == (model, seq, card.get("vram_kb"))
+                         and r["peak_gib"] and r["settings"] == settings(p)]
                 cells.append(cell(p, peaks))
             out.append("| Qwen2.5-%s | %d | %s |" % (model, seq, " | ".join(cells)))
     return out
@@ -127,7 +133,8 @@ def table_lines() -> list:
 def section() -> str:
     note = ("Generated from the LoRA job's memory model (`roles/lora_job/files/radeonlab_lora/sizing.py`) by "
             "`tests/tools/gen_fit_table.py`: LoRA r 8 on all linear layers, effective batch 8 (batch × accumulation), SDPA, "
-            "the card's VRAM as rocminfo reports it minus the 1.5 GiB runtime reserve, estimate + 10 %. "
+            "the card's VRAM as rocminfo reports it minus the 1.5 GiB runtime reserve, estimate + 10 %; on the Strix Halo the "
+            "GPU's 96 GiB pool, a carve-out that leaves the CPU side of the job its own 32 GiB (`unified.py`). "
             "GiB = what the plan needs on the card. **QLoRA** = 4-bit NF4 with double quantisation, planned only where bf16 "
             "does not fit and the llamafactory role's bitsandbytes probe passed (a 4-bit matmul on every visible GPU); "
             "without it those cells are refusals that name QLoRA and why it is unavailable. ckpt = gradient checkpointing; "

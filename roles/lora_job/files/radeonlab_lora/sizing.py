@@ -416,13 +416,11 @@ def plan_job(shape: ModelShape, *, cutoff_len: int, attention: str, device: Devi
     )
     where = f"{device.vram_gib:.2f} GiB GPU"
     if device.unified:
-        weights_gib = shape.params * 2.0 / GIB
-        plan.unified_memory = device.unified.as_dict(weights_gib)
-        shortfall = device.unified.host_shortfall(weights_gib)
-        if shortfall:
-            plan.message = f"refused: {shortfall}"
+        plan.unified_memory = device.unified.as_dict()
+        if device.unified.host_shortfall:
+            plan.message = f"refused: {device.unified.host_shortfall}"
             return plan
-        device = replace(device, vram_kib=int(device.unified.gpu_gib(weights_gib) * (1 << 20)))
+        device = replace(device, vram_kib=int(device.unified.gpu_gib * (1 << 20)))
         where = device.unified.describe(device.vram_gib)
     reserve = device.reserve_gib if device.is_gpu else 0.0
     capacity = _capacity_gib(device)
