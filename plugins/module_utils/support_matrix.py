@@ -15,7 +15,7 @@ Bump ``MATRIX_VERSION`` whenever any entry changes.
 
 from __future__ import annotations
 
-MATRIX_VERSION = "2026.12.7"
+MATRIX_VERSION = "2026.12.8"
 
 # ---------------------------------------------------------------------------------------------
 # Sources (short keys used by the entries below)
@@ -62,6 +62,47 @@ SOURCES = {
         "minimum kernels, the ROCm release x kernel table; GTT defaults to about 50 % of system RAM; the shared limit is "
         "the TTM page limit /sys/module/ttm/parameters/pages_limit (pages, not bytes); a small carve-out (0.5 GB) and a "
         "larger TTM/GTT limit are recommended"
+    ),
+    "dkms_3701": (
+        "https://github.com/ROCm/ROCm/issues/3701 (opened 2024-09-11): amdgpu-dkms 1:6.8.5.60200 (ROCm 6.2) fails on "
+        "Ubuntu 24.04's 6.8.0-44, drm_dp_add_payload_part2"
+    ),
+    "dkms_3701_fix": "https://github.com/ROCm/ROCm/issues/3701 (AMD, kentrussell, 2024-09-20): '6.2.1 has this resolved'",
+    "dkms_4619": "https://github.com/ROCm/ROCm/issues/4619 (2025-04-13): the 6.4 driver on kernels 6.13/6.14, 'struct drm_driver' has no member named 'date'",
+    "dkms_4619_fix": "https://github.com/ROCm/ROCm/issues/4619 (AMD 2025-07-21, users 2025-07-22): fixed in 6.4.2 for the 24.04 HWE 6.14 kernel",
+    "dkms_amdgpu187": "https://github.com/ROCm/amdgpu/issues/187 (2025-06-15): the 6.4.1 driver on Ubuntu 25.04's 6.14.0-15",
+    "dkms_5085": "https://github.com/ROCm/ROCm/issues/5085 (AMD, harkgill-amd, 2025-07-28): the 6.4.2 driver is compatible with 6.11 and 6.14",
+    "dkms_5109": "https://github.com/ROCm/ROCm/issues/5109 (2025-07-28; AMD 2025-07-29): kernel 6.15 not supported",
+    "dkms_5110": "https://github.com/ROCm/ROCm/issues/5110 (2025-07-28; AMD 2025-07-29): kernel 6.16 not supported",
+    "dkms_5624": "https://github.com/ROCm/ROCm/issues/5624 (2025-11-04): 6.4.4's driver 6.12.12-2202139 fails on 6.17.0-6",
+    "dkms_5553": "https://github.com/ROCm/ROCm/issues/5553 (2025-10-21): amdgpu 6.14.14 (ROCm 7.0.2) fails on 6.17, __dma_fence_is_later",
+    "dkms_5624_c5": (
+        "https://github.com/ROCm/ROCm/issues/5624 (AMD, lucbruni-amd, 2026-01-14): 7.1.1's driver installs on 6.17.0-5/-8"
+        " (7.1.0's built on 6.17.0-7: a user, 2025-11-04)"
+    ),
+    "dkms_5624_c11": "https://github.com/ROCm/ROCm/issues/5624 (AMD, lucbruni-amd, 2026-02-11): 7.2's driver builds on 6.17.0-5/-8/-14",
+    "dkms_5905": "https://github.com/ROCm/ROCm/issues/5905 (2026-01-26): 6.16.13-2278356 (30.30) fails on mainline 6.18.7, Ubuntu 25.10",
+    "dkms_amdgpu209": "https://github.com/ROCm/amdgpu/issues/209 (2026-03-02, open): 6.16.13.30300000-2278356 fails on 6.18.14 and 6.19.4",
+    "dkms_6143_user": "https://github.com/ROCm/ROCm/issues/6143 (a user, 2026-04-27): Debian 13.4, 30.30 builds on 6.17.13, fails on 6.18.4 and 6.19.11",
+    "dkms_6193": (
+        "https://github.com/ROCm/ROCm/issues/6193 (2026-04-29, 2026-06-07): 1:6.16.13.30300100 and .30300400 fail on "
+        "Ubuntu 26.04's 7.0.0-14/-15/-22, pci_resize_resource; AMD 2026-05-11: 26.04 not supported yet"
+    ),
+    "dkms_5111": "https://github.com/ROCm/ROCm/issues/5111 (2026-08-01): 6.16.13-2341068 fails on Debian 13's 6.12.100+deb13, pci_resize_resource",
+    "amd_compat_640": (
+        "AMD's compatibility-matrix.rst (ROCm/ROCm, stored copy with columns 7.1.0 / 7.0.2 / 6.4.0): 6.4.0 on Ubuntu "
+        "24.04.2 (6.8 GA, 6.11 HWE) and 22.04.5 (5.15 GA, 6.8 HWE)"
+    ),
+    "amd_compat_710": (
+        "AMD's compatibility-matrix.rst (ROCm/ROCm, stored copy with columns 7.1.0 / 7.0.2 / 6.4.0): 7.0.2 and 7.1.0 on "
+        "Ubuntu 24.04.3 (6.8 GA, 6.14 HWE) and 22.04.5 (5.15 GA, 6.8 HWE)"
+    ),
+    "amd_relnotes_721": "AMD's ROCm 7.2.1 release notes (stored copy): Ubuntu 24.04.4 (6.8 GA, 6.17 HWE) added, 24.04.3 ends",
+    "amd_sysreq_724": "AMD's install-on-linux system requirements, docs-7.2.4 (stored copy): Ubuntu 24.04.4 (6.8 GA, 6.17 HWE), 22.04.5 (5.15 GA, 6.8 HWE)",
+    "amd_strix_inbox": (
+        "https://github.com/ROCm/legacy-rocm-build/issues/6143 (AMD, amd-nicknick, 2026-05-05): 'For Strix Halo, we "
+        "recommend using OEM kernel in-tree modules, NOT amdgpu-dkms'; #6121 (AMD, schung-amd, 2026-04-09): the Strix Halo "
+        "install instructions, 'as the DKMS driver is not currently supported there' (amdgpu-install --no-dkms)"
     ),
     "ttm_pages": (
         "noamsto/nix-amd-ai#42 (2026-08-27, measured on a Ryzen AI MAX+ 395, kernel 7.1.0): ttm.pages_limit=25165824 gives "
@@ -588,6 +629,82 @@ CHIP_IDS = {
                         "7550/7551 as gfx1201"),
     0x13c0: ("gfx1036", "Granite Ridge iGPU (Ryzen 9 9950X), tests/fixtures/rocminfo 33 (ROCm/ROCm#5814)"),
 }
+
+# ---------------------------------------------------------------------------------------------
+# amdgpu-dkms x kernel: which driver line builds on which kernel series, per distribution release ("any": every one).
+# ``line``: the amdgpu repository version (30.20; the ROCm release before 7.0), matched as a prefix of the installed line;
+# ``fixed_in``: the first point release of the line where a failure is fixed. Build reports from AMD's trackers, and the
+# kernels AMD documents per release (tested by AMD: "builds"). The newest row of the most specific distribution wins;
+# a pair with no row is unknown. Dates: the report, or the release of the newest ROCm column of the AMD document.
+# ---------------------------------------------------------------------------------------------
+AMDGPU_DKMS_KERNELS = (
+    {"line": "6.2", "fixed_in": "6.2.1", "distribution": "ubuntu-24.04", "kernel": "6.8", "status": "fails", "source": "dkms_3701",
+     "date": "2024-09-11", "note": "6.8.0-44 and later: drm_dp_add_payload_part2 type mismatch, fixed in 6.2.1"},
+    {"line": "6.2.1", "fixed_in": None, "distribution": "ubuntu-24.04", "kernel": "6.8", "status": "builds", "source": "dkms_3701_fix",
+     "date": "2024-09-20", "note": ""},
+    {"line": "6.4", "fixed_in": "6.4.2", "distribution": "ubuntu-24.04", "kernel": "6.14", "status": "fails", "source": "dkms_4619",
+     "date": "2025-04-13", "note": "'struct drm_driver' has no member named 'date', fixed in 6.4.2"},
+    {"line": "6.4", "fixed_in": None, "distribution": "ubuntu-24.04", "kernel": "6.13", "status": "fails", "source": "dkms_4619",
+     "date": "2025-04-13", "note": "'struct drm_driver' has no member named 'date'; no fix confirmed"},
+    {"line": "6.4.1", "fixed_in": None, "distribution": "ubuntu-25.04", "kernel": "6.14", "status": "fails", "source": "dkms_amdgpu187",
+     "date": "2025-06-15", "note": "6.4.1 on Ubuntu 25.04's 6.14.0-15"},
+    {"line": "6.4.2", "fixed_in": None, "distribution": "ubuntu-24.04", "kernel": "6.14", "status": "builds", "source": "dkms_4619_fix",
+     "date": "2025-07-22", "note": ""},
+    {"line": "6.4.2", "fixed_in": None, "distribution": "ubuntu-24.04", "kernel": "6.11", "status": "builds", "source": "dkms_5085",
+     "date": "2025-07-28", "note": ""},
+    {"line": "6.4.2", "fixed_in": None, "distribution": "ubuntu-24.04", "kernel": "6.15", "status": "fails", "source": "dkms_5109",
+     "date": "2025-07-28", "note": "AMD: kernel 6.15 not supported by the 6.4.2 driver"},
+    {"line": "6.4.2", "fixed_in": None, "distribution": "ubuntu-24.04", "kernel": "6.16", "status": "fails", "source": "dkms_5110",
+     "date": "2025-07-28", "note": "AMD: kernel 6.16 not supported by the 6.4.2 driver"},
+    {"line": "6.4.4", "fixed_in": None, "distribution": "ubuntu-25.10", "kernel": "6.17", "status": "fails", "source": "dkms_5624",
+     "date": "2025-11-04", "note": "6.4.4's driver on 6.17.0-6"},
+    {"line": "30.10", "fixed_in": None, "distribution": "any", "kernel": "6.17", "status": "fails", "source": "dkms_5553",
+     "date": "2025-10-21", "note": "7.0.2's driver on 6.17: __dma_fence_is_later type conflict"},
+    {"line": "30.20", "fixed_in": None, "distribution": "any", "kernel": "6.17", "status": "builds", "source": "dkms_5624_c5",
+     "date": "2026-01-14", "note": ""},
+    {"line": "30.30", "fixed_in": None, "distribution": "any", "kernel": "6.17", "status": "builds", "source": "dkms_5624_c11",
+     "date": "2026-02-11", "note": ""},
+    {"line": "30.30", "fixed_in": None, "distribution": "any", "kernel": "6.18", "status": "fails", "source": "dkms_amdgpu209",
+     "date": "2026-03-02", "note": "30.30 fails on 6.18.14 (and 6.18.4, 6.18.7: dkms_6143_user, dkms_5905)"},
+    {"line": "30.30", "fixed_in": None, "distribution": "any", "kernel": "6.19", "status": "fails", "source": "dkms_amdgpu209",
+     "date": "2026-03-02", "note": "30.30 fails on 6.19.4 (and 6.19.11: dkms_6143_user)"},
+    {"line": "30.30", "fixed_in": None, "distribution": "ubuntu-26.04", "kernel": "7.0", "status": "fails", "source": "dkms_6193",
+     "date": "2026-06-07", "note": "30.30.1 and 30.30.4 fail on Ubuntu 26.04's 7.0.0-14/-15/-22: pci_resize_resource"},
+    {"line": "30.30", "fixed_in": None, "distribution": "debian-13", "kernel": "6.12", "status": "fails", "source": "dkms_5111",
+     "date": "2026-08-01", "note": "7.2.4's driver fails on Debian 13's 6.12.100 point release: pci_resize_resource"},
+    {"line": "6.4", "fixed_in": None, "distribution": "ubuntu-24.04", "kernel": "6.8", "status": "builds", "source": "amd_compat_640",
+     "date": "2025-10-30", "note": ""},
+    {"line": "6.4", "fixed_in": None, "distribution": "ubuntu-24.04", "kernel": "6.11", "status": "builds", "source": "amd_compat_640",
+     "date": "2025-10-30", "note": ""},
+    {"line": "6.4", "fixed_in": None, "distribution": "ubuntu-22.04", "kernel": "5.15", "status": "builds", "source": "amd_compat_640",
+     "date": "2025-10-30", "note": ""},
+    {"line": "6.4", "fixed_in": None, "distribution": "ubuntu-22.04", "kernel": "6.8", "status": "builds", "source": "amd_compat_640",
+     "date": "2025-10-30", "note": ""},
+    {"line": "30.10", "fixed_in": None, "distribution": "ubuntu-24.04", "kernel": "6.8", "status": "builds", "source": "amd_compat_710",
+     "date": "2025-10-30", "note": ""},
+    {"line": "30.10", "fixed_in": None, "distribution": "ubuntu-24.04", "kernel": "6.14", "status": "builds", "source": "amd_compat_710",
+     "date": "2025-10-30", "note": ""},
+    {"line": "30.10", "fixed_in": None, "distribution": "ubuntu-22.04", "kernel": "5.15", "status": "builds", "source": "amd_compat_710",
+     "date": "2025-10-30", "note": ""},
+    {"line": "30.10", "fixed_in": None, "distribution": "ubuntu-22.04", "kernel": "6.8", "status": "builds", "source": "amd_compat_710",
+     "date": "2025-10-30", "note": ""},
+    {"line": "30.20", "fixed_in": None, "distribution": "ubuntu-24.04", "kernel": "6.8", "status": "builds", "source": "amd_compat_710",
+     "date": "2025-10-30", "note": ""},
+    {"line": "30.20", "fixed_in": None, "distribution": "ubuntu-24.04", "kernel": "6.14", "status": "builds", "source": "amd_compat_710",
+     "date": "2025-10-30", "note": ""},
+    {"line": "30.20", "fixed_in": None, "distribution": "ubuntu-22.04", "kernel": "5.15", "status": "builds", "source": "amd_compat_710",
+     "date": "2025-10-30", "note": ""},
+    {"line": "30.20", "fixed_in": None, "distribution": "ubuntu-22.04", "kernel": "6.8", "status": "builds", "source": "amd_compat_710",
+     "date": "2025-10-30", "note": ""},
+    {"line": "30.30", "fixed_in": None, "distribution": "ubuntu-24.04", "kernel": "6.8", "status": "builds", "source": "amd_relnotes_721",
+     "date": "2026-03-24", "note": ""},
+    {"line": "30.30", "fixed_in": None, "distribution": "ubuntu-24.04", "kernel": "6.17", "status": "builds", "source": "amd_relnotes_721",
+     "date": "2026-03-24", "note": ""},
+    {"line": "30.30", "fixed_in": None, "distribution": "ubuntu-22.04", "kernel": "5.15", "status": "builds", "source": "amd_sysreq_724",
+     "date": "2026-05-28", "note": ""},
+    {"line": "30.30", "fixed_in": None, "distribution": "ubuntu-22.04", "kernel": "6.8", "status": "builds", "source": "amd_sysreq_724",
+     "date": "2026-05-28", "note": ""},
+)
 
 # ---------------------------------------------------------------------------------------------
 # Ryzen AI Max APUs (Strix Halo): the kernel ROCm needs, and which ROCm releases run on which kernels (amd_rdna35).

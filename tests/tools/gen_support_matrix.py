@@ -114,6 +114,23 @@ def apu_kernel_lines(sm):
     return out
 
 
+def dkms_kernel_lines(sm):
+    """Which amdgpu-dkms line builds on which kernel series (radeonlab.llm.rocm_driver's preflight reads it)."""
+    out = ["## amdgpu-dkms and the kernel", "",
+           "Which amdgpu-dkms driver line builds on which kernel series, per distribution release (`any`: every one). "
+           "`radeonlab.llm.rocm_driver` checks the running kernel and the next boot's before installing the driver: with "
+           "`rocm_driver_kernel_module: dkms` a `fails` is refused before any change; `auto` takes the kernel's own driver "
+           "unless both kernels are `builds`. A fix in a later point release of the line is named; a pair with no row "
+           "is unknown. AMD's documented kernels per release count as `builds`.", "",
+           "| driver line | fixed in | distribution | kernel | status | date | source | note |", "|---|---|---|---|---|---|---|---|"]
+    for row in sorted(sm.AMDGPU_DKMS_KERNELS, key=lambda r: ([int(p) for p in r["line"].split(".")], r["distribution"],
+                                                             [int(p) for p in r["kernel"].split(".")])):
+        out.append("| %s | %s | %s | %s | %s | %s | `%s` | %s |" % (
+            row["line"], row["fixed_in"] or "-", row["distribution"], row["kernel"], row["status"], row["date"],
+            row["source"], row["note"] or "-"))
+    return out + [""]
+
+
 def therock_lines(sm):
     """Why the collection does not install AMD's pip-delivered ROCm yet, and what a later switch would use."""
     rock = sm.THEROCK
@@ -231,6 +248,7 @@ def render():
     out.append(sm.TORCH_NOTES)
     out.append("")
     out.extend(sdpa_lines(sm))
+    out.extend(dkms_kernel_lines(sm))
     out.extend(apu_kernel_lines(sm))
     out.extend(therock_lines(sm))
     out.append("## Sources")
