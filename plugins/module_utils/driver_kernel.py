@@ -101,9 +101,9 @@ def check(dkms_version, running, newest=None, distribution=""):
                    % (dkms_version, line or "?", ", ".join("%s (%s)" % (k["release"], k["role"]) for k in failing),
                       "; ".join(k["note"] for k in failing if k["note"])))
     elif unknown:
-        message = ("amdgpu-dkms %s (driver line %s) on kernel %s: no report says whether it builds; installing it "
-                   "(a failed build is shown from DKMS's make.log)" % (dkms_version, line or "?",
-                                                                    ", ".join(k["release"] for k in unknown)))
+        kernels_text = ", ".join(k["release"] for k in unknown)
+        message = ("amdgpu-dkms %s (driver line %s) on kernel %s: no report says whether it builds (if a build fails, "
+                   "DKMS's make.log under /var/lib/dkms/amdgpu says why)" % (dkms_version, line or "?", kernels_text))
     else:
         message = "amdgpu-dkms %s (driver line %s) builds on kernel %s" % (
             dkms_version, line, ", ".join(k["release"] for k in kernels))
