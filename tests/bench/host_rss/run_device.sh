@@ -39,13 +39,13 @@ export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_
 python3 -c "import torch, transformers, peft, accelerate, llamafactory, datasets, trl; print('torch', torch.__version__, 'transformers', transformers.__version__, 'peft', peft.__version__, 'accelerate', accelerate.__version__, 'llamafactory', llamafactory.__version__, 'datasets', datasets.__version__)" >> "$OUT/env.txt" 2>&1
 
 mkdir -p "$W"
-python3 "$HERE/make_assets.py" --data-only --out "$W" >> "$OUT/env.txt" 2>&1
+python3 "$HERE/../make_assets.py" --data-only --out "$W" >> "$OUT/env.txt" 2>&1
 for run in $RUNS; do
   shape=${run%%:*}; cache=cold; [ "$run" != "$shape" ] && cache=${run#*:}
   tag=${shape}_${cache}
   if [ $(( $(date +%s) - T0 )) -gt "$BUDGET" ]; then echo "RUN $tag SKIPPED (budget)" | tee -a "$OUT/host_rss.txt"; continue; fi
   M=$W/qwen2-$shape
-  [ -d "$M" ] || python3 "$HERE/make_assets.py" --shape "$shape" --device "$DEV" --out "$W" >> "$OUT/log_$tag.txt" 2>&1
+  [ -d "$M" ] || python3 "$HERE/../make_assets.py" --shape "$shape" --device "$DEV" --out "$W" >> "$OUT/log_$tag.txt" 2>&1
   if [ "$cache" = cold ]; then   # drop only this model's pages from the page cache
     python3 -c "
 import os, sys
