@@ -199,7 +199,11 @@ def gpu_support(gfx, rocm_version):
     target = normalize_gfx(gfx)
     line = rocm_line(rocm_version)
     rel = sm.RELEASES[line]
-    official = target in rel["official_radeon"] or target in rel["official_instinct"]
+    listed = target in rel["official_radeon"] or target in rel["official_instinct"]
+    added_in = rel.get("official_from", {}).get(target)
+    point = re.match(r"\s*(\d+)\.(\d+)\.(\d+)", str(rocm_version))  # a bare line (6.4) names no point release
+    too_early = bool(listed and added_in and point and tuple(int(p) for p in point.groups()) < _version_tuple(added_in))
+    official = listed and not too_early
     result = {
         "gfx": target,
         "rocm_line": line,
@@ -224,6 +228,9 @@ def gpu_support(gfx, rocm_version):
     if _has_kernels(target, rel):
         if official:
             stance = "officially supported on ROCm %s%s" % (line, " (deprecated)" if result["deprecated"] else "")
+        elif too_early:
+            stance = "AMD supports it from ROCm %s on, not on %s (works, unsupported by AMD; its release notes, %s)" % (
+                added_in, rocm_version, rel["official_from_source"])
         else:
             stance = "not in AMD's official Linux list for ROCm %s (works, unsupported by AMD)" % line
         result.update(

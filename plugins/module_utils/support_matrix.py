@@ -15,7 +15,7 @@ Bump ``MATRIX_VERSION`` whenever any entry changes.
 
 from __future__ import annotations
 
-MATRIX_VERSION = "2026.12.8"
+MATRIX_VERSION = "2026.12.9"
 
 # ---------------------------------------------------------------------------------------------
 # Sources (short keys used by the entries below)
@@ -99,6 +99,12 @@ SOURCES = {
     ),
     "amd_relnotes_721": "AMD's ROCm 7.2.1 release notes (stored copy): Ubuntu 24.04.4 (6.8 GA, 6.17 HWE) added, 24.04.3 ends",
     "amd_sysreq_724": "AMD's install-on-linux system requirements, docs-7.2.4 (stored copy): Ubuntu 24.04.4 (6.8 GA, 6.17 HWE), 22.04.5 (5.15 GA, 6.8 HWE)",
+    "relnotes_641": (
+        "AMD's ROCm 6.4.1 release notes (rocm.docs.amd.com about/release-notes, stored copy): 'ROCm 6.4.1 introduces "
+        "support for the RDNA4 architecture-based Radeon AI PRO R9700, Radeon RX 9070, Radeon RX 9070 XT, Radeon RX 9070 "
+        "GRE, and Radeon RX 9060 XT GPUs ... It also adds support for RDNA3 architecture-based Radeon PRO W7700 and "
+        "Radeon RX 7800 XT GPUs', on Ubuntu 24.04.2, 22.04.5, RHEL 9.6, 9.5, 9.4"
+    ),
     "amd_strix_inbox": (
         "https://github.com/ROCm/legacy-rocm-build/issues/6143 (AMD, amd-nicknick, 2026-05-05): 'For Strix Halo, we "
         "recommend using OEM kernel in-tree modules, NOT amdgpu-dkms'; #6121 (AMD, schung-amd, 2026-04-09): the Strix Halo "
@@ -427,7 +433,11 @@ RELEASES = {
         "per_node_override": True,
         "ubuntu": _UBUNTU_2404, "debian": ("12",), "os_verified": True, "os_source": "compat_csv",
         "released": None, "latest": None, "release_source": None,
+        # the point release AMD added a target in (older points of the line run it without AMD's support)
+        "official_from": {"gfx1201": "6.4.1", "gfx1200": "6.4.1", "gfx1101": "6.4.1"}, "official_from_source": "relnotes_641",
         "notes": "+ RX 9070/9060 (gfx1201/gfx1200), RX 7800 XT / PRO W7700 (gfx1101), MI325X; gfx906 unsupported. "
+                 "AMD added the Radeon AI PRO R9700, RX 9070, 9070 XT, 9070 GRE, 9060 XT, PRO W7700 and RX 7800 XT in "
+                 "6.4.1, not 6.4.0 (relnotes_641). "
                  "torch 2.9.x wheels built against ROCm 6.4.4 carry gfx1150/gfx1151; which 6.4.x rocBLAS first "
                  "ships gfx1151/gfx12 kernels is UNVERIFIED.",
     },

@@ -598,3 +598,19 @@ def test_gpu_environment_reports_amds_apu_kernel_verdict(gpus, version, kernel, 
     result = gpu_environment(gpus, version, kernel=kernel)
     assert result["apu_kernel"]["status"] == status
     assert any("gfx1151: AMD" in warning for warning in result["warnings"]) is warned
+
+
+@pytest.mark.parametrize(
+    "gfx, version, official, fragment",
+    [
+        ("gfx1201", "6.4.0", False, "AMD supports it from ROCm 6.4.1 on, not on 6.4.0"),  # relnotes_641
+        ("gfx1101", "6.4.0", False, "from ROCm 6.4.1 on"),
+        ("gfx1201", "6.4.1", True, "officially supported on ROCm 6.4"),
+        ("gfx1201", "6.4", True, "officially supported on ROCm 6.4"),  # a bare line names no point release
+        ("gfx1100", "6.4.0", True, "officially supported on ROCm 6.4"),
+        ("gfx1201", "7.1.0", True, "officially supported on ROCm 7.1"),
+    ],
+)
+def test_official_support_from_the_point_release_amd_added_it(gfx, version, official, fragment):
+    result = gpu_support(gfx, version)
+    assert result["official"] is official and fragment in result["reason"], result["reason"]
