@@ -161,8 +161,9 @@ def test_unit_environment_carries_the_override_for_this_gpu(host):
         assert "ROCR_VISIBLE_DEVICES" not in env
 
 
-# What each lab host presents (its rocminfo capture): the GPU the plan must be sized for.
-PRESENTED = {"navi31": ("gfx1100", 23.98), "navi22": ("gfx1031", 11.98), "navi21igpu": ("gfx1030", 15.98)}
+# What each lab host presents (its rocminfo capture): the GPU the plan must be sized for. navi31 is a Strix Halo APU:
+# its 64 GiB pool is planned as unified memory (a carve-out where it is more than the RAM the OS sees).
+PRESENTED = {"navi31": ("gfx1151", 64.0), "navi22": ("gfx1031", 11.98), "navi21igpu": ("gfx1030", 15.98)}
 
 
 def _presented(host):
@@ -183,8 +184,17 @@ def test_trained_on_cpu_because_torch_has_no_hip_and_planned_for_the_real_card(h
     assert "torch has no HIP" in status["device"]["reason"]
     assert status["plan"]["device"] == "cpu" and status["plan"]["precision"] == "fp32"
     # The plan a real card would get: sized from the card the facts show (the discrete one on the iGPU host).
-    assert status["gpu_plan"]["device"] == "gpu" and status["gpu_plan"]["vram_gib"] == vram_gib
+    assert status["gpu_plan"]["device"] == "gpu"
+    if gfx != "gfx1151":  # an APU's GPU gets its pool less the CPU side where the pool is the OS's RAM
+        assert status["gpu_plan"]["vram_gib"] == vram_gib
     assert status["gpu_plan"]["precision"] == "bf16"
+    unified = status["gpu_plan"]["unified_memory"]
+    if gfx == "gfx1151":  # the APU trains on its GPU, from the pool it shares with the CPU side
+        ram_gib = json.loads(host.file("/var/lib/radeonlab/lora/tiny-alpaca/gpu.json").content_string)["ram_kb"] / 2 ** 20
+        assert unified["pool_gib"] == 64.0 and unified["shared"] is (64.0 <= ram_gib), unified
+        assert "GPU, unified memory" in status["gpu_plan"]["message"]
+    else:
+        assert unified is None
     assert status["peak_memory"]["kind"] == "cpu_rss" and status["peak_memory"]["gib"] > 0
     assert status["tokens_per_second"] > 0
 
@@ -208,6 +218,7 @@ def test_results_and_report_on_the_controller(host):
     # run (which trained nothing) the outcome is "already done".
     assert "CPU fp32" in training_row and "torch has no HIP" in training_row
     assert "would get: bf16" in training_row
+    assert ("GiB unified memory (" in training_row) is (gfx == "gfx1151"), training_row
     assert "CPU RSS" in training_row and "96/96" in training_row
     status = _status(host)
     assert "| %.4f -> %.4f |" % (status["first_eval_loss"], status["final_eval_loss"]) in training_row, training_row

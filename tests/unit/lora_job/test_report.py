@@ -247,3 +247,10 @@ def test_both_pages_are_rendered_from_the_templates_shipped_in_the_package():
 )
 def test_estimate_cell_names_unified_memory(plan, cell):
     assert report.estimate_cell({"plan": plan}) == cell
+
+
+def test_plan_summary_names_unified_memory():
+    plan = {"decision": "train", "precision": "bf16", "per_device_train_batch_size": 8, "gradient_accumulation_steps": 1,
+            "gradient_checkpointing": False, "needed_gib": 5.1, "vram_gib": 64.0, "unified_memory": {"pool_gib": 64.0, "shared": False}}
+    assert report.plan_summary(plan) == "bf16, batch 8 x 1, ckpt off, 5.1 GiB of 64.0 GiB unified memory (carve-out)"
+    assert report.plan_summary({**plan, "unified_memory": None}) == "bf16, batch 8 x 1, ckpt off, 5.1 GiB"

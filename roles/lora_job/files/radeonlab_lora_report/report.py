@@ -91,8 +91,12 @@ def plan_summary(plan: dict) -> str:
     if precision == "qlora4":
         precision = "QLoRA 4-bit (NF4%s%s)" % (", double quant" if plan.get("double_quantization") else "",
                                                ", paged AdamW" if plan.get("paged_optimizer") else "")
-    return "%s, batch %s x %s, ckpt %s, %s GiB" % (precision, plan.get("per_device_train_batch_size"), plan.get("gradient_accumulation_steps"),
+    text = "%s, batch %s x %s, ckpt %s, %s GiB" % (precision, plan.get("per_device_train_batch_size"), plan.get("gradient_accumulation_steps"),
                                                    checkpointing, needed)
+    unified = plan.get("unified_memory")
+    if unified and plan.get("vram_gib") is not None:
+        text += " of %s GiB unified memory (%s)" % (_gib(plan["vram_gib"]), "GTT shared with the OS" if unified.get("shared") else "carve-out")
+    return text
 
 
 def _card_name(info: dict, device: dict) -> str:
