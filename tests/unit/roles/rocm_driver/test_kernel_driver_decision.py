@@ -16,8 +16,8 @@ from ansible.template import Templar, trust_as_template
 ROLE = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "rocm_driver"))
 MADISON_3020 = " amdgpu-dkms | 1:6.16.6.30200000-2238411.24.04 | https://repo.radeon.com/amdgpu/30.20/ubuntu noble/main amd64 Packages\n"
 MADISON_3010 = " amdgpu-dkms | 1:6.14.14.30100200-2212345.24.04 | https://repo.radeon.com/amdgpu/30.10.2/ubuntu noble/main amd64 Packages\n"
-RADEON_7900 = ["0x1002", "0x744c", "0x1022", "0x14d8"]  # an RX 7900 XTX and an AMD host bridge: vendor, device lines
-STRIX_HALO = ["0x1022", "0x1507", "0x1002", "0x1586"]
+RADEON_7900 = ("0x1002", "0x744c", "0x1022", "0x14d8")  # an RX 7900 XTX and an AMD host bridge: vendor, device lines
+STRIX_HALO = ("0x1022", "0x1507", "0x1002", "0x1586")
 
 
 def _decide(kernel_module="auto", kernel="6.8.0-45-generic", boot=(), madison=MADISON_3020, pci=RADEON_7900, container=False):
