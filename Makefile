@@ -7,9 +7,9 @@ MAKEFLAGS += --no-print-directory
 ROOT := $(CURDIR)
 PYTHON ?= python3.11
 VENV := $(ROOT)/.venv
+CACHE := $(ROOT)/.cache
 # The lowest ansible-core the collection states (requirements-min.txt), for README's quick start.
 VENV_MIN := $(CACHE)/venv-min
-CACHE := $(ROOT)/.cache
 BUILD := $(ROOT)/build
 # The checkout is not under ansible_collections/; this symlink tree gives it its FQCN name.
 COLLECTION_PATH := $(CACHE)/collection_path
