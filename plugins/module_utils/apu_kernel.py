@@ -16,19 +16,10 @@ from __future__ import annotations
 import re
 
 from ansible_collections.radeonlab.llm.plugins.module_utils import support_matrix as sm
+from ansible_collections.radeonlab.llm.plugins.module_utils.driver_kernel import kernel_key
 
 STATUSES = ("supported", "experimental", "unsupported", "unknown")
-_RELEASE_RE = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?(?:-(\d+))?")
 _UPLOAD_RE = re.compile(r"#\d+~(\d+)\.(\d+)\.(\d+)")
-
-
-def _release(text):
-    """``6.17.0-19-generic`` -> ((6, 17, 0), 19); None when it does not start with a version."""
-    match = _RELEASE_RE.match(str(text or "").strip())
-    if not match:
-        return None
-    major, minor, patch, abi = match.groups()
-    return (int(major), int(minor), int(patch or 0)), None if abi is None else int(abi)
 
 
 def _version(text):
@@ -47,10 +38,10 @@ def _native(distribution, distribution_version):
 
 def kernel_has_fixes(release, version="", distribution="", distribution_version=""):
     """True, False, or None (an Ubuntu kernel whose upload cannot be read) for the running kernel."""
-    parsed = _release(release)
-    if parsed is None:
+    key = kernel_key(release)  # (6, 17, 0, 19) for 6.17.0-19-generic
+    if key is None:
         return None
-    upstream, abi = parsed
+    upstream, abi = key[:3], key[3]
     if _native(distribution, distribution_version):
         return True
     mins = sm.APU_KERNELS["min_kernel"]

@@ -201,8 +201,8 @@ def gpu_support(gfx, rocm_version):
     rel = sm.RELEASES[line]
     listed = target in rel["official_radeon"] or target in rel["official_instinct"]
     added_in = rel.get("official_from", {}).get(target)
-    point = re.match(r"\s*(\d+)\.(\d+)\.(\d+)", str(rocm_version))  # a bare line (6.4) names no point release
-    too_early = bool(listed and added_in and point and tuple(int(p) for p in point.groups()) < _version_tuple(added_in))
+    bare_line = str(rocm_version).strip().count(".") < 2  # 6.4 names no point release
+    too_early = bool(listed and added_in and not bare_line and parse_rocm_version(rocm_version) < _version_tuple(added_in))
     official = listed and not too_early
     result = {
         "gfx": target,
