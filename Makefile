@@ -140,9 +140,16 @@ molecule: venv bed tinymodel ## molecule test for every scenario, two at a time 
 # Each scenario's verify must fail when converge is skipped: how many of its checks fail, per scenario, into
 # build/results/mutation.md (part of `make test-full`, not of `make test`).
 .PHONY: mutation
-mutation: venv bed tinymodel mirror ## Mutation run: per scenario, how many checks fail without converge, into build/results/mutation.md (SCENARIOS="a b")
+mutation: venv bed tinymodel ## Mutation run: per scenario, how many checks fail without converge, into build/results/mutation.md (SCENARIOS="a b")
+	mirror_up=0; wheelhouse_up=0; \
+	tests/lab/mirror/serve.sh status >/dev/null 2>&1 && mirror_up=1; \
+	tests/lab/wheelhouse/serve.sh status >/dev/null 2>&1 && wheelhouse_up=1; \
+	rc=0; $(MAKE) mirror && \
 	MUTATION_COMMAND='make mutation$(if $(filter command line environment,$(origin SCENARIOS)), SCENARIOS="$(SCENARIOS)")' \
-	tests/tools/mutation_run.sh $(SCENARIOS)
+	tests/tools/mutation_run.sh $(SCENARIOS) || rc=$$?; \
+	[ $$wheelhouse_up = 1 ] || tests/lab/wheelhouse/serve.sh stop; \
+	[ $$mirror_up = 1 ] || [ -n "$$(docker ps -aq --filter label=radeonlab.lab 2>/dev/null)" ] || tests/lab/mirror/serve.sh stop; \
+	exit $$rc
 
 # No test writes docs/: result pages (reliability*.md, distributed_lab.md, mutation.md) go to build/results/.
 .PHONY: results-to-docs
@@ -185,8 +192,7 @@ test: venv sanity-bootstrap ## What CI checks, within 45 min on 2 cores (static 
 .PHONY: test-full
 test-full: ## make test with every check, then the mutation runs (a change to roles/lora_job, playbooks/ or the runner)
 	@start=$$(date +%s); \
-	RADEONLAB_TEST_FULL=1 $(MAKE) test; \
-	$(MAKE) mutation; \
+	RADEONLAB_TEST_FULL=1 $(MAKE) test && $(MAKE) mutation && \
 	echo "make test-full: all checks passed, $$(( $$(date +%s) - start ))s"
 
 # site.yml creates the training account and serves the wheelhouse itself (for the run only), as on a
