@@ -7,8 +7,8 @@
 No Ansible import; Python 3.8+. Every check returns a list of problems, each one sentence that names
 the variable and the fix, so the play can report them all at once. The roles' own preflight asserts
 (which validate.yml runs too) stay where they are; this module holds what no role can check alone:
-the types of values as the user gave them, shell-safe paths, accounts against the host's password
-database, the served OpenPGP key, a data set file's shape and a listening port.
+the types of values as the user gave them, misspelt names, shell-safe paths, accounts against the host's
+password database, the served OpenPGP key, a data set file's shape and a listening port.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from ansible_collections.radeonlab.llm.plugins.module_utils.free_space import sp
 from ansible_collections.radeonlab.llm.plugins.module_utils.gfx import torch_for
 from ansible_collections.radeonlab.llm.plugins.module_utils.job_datasets import problems as job_dataset_problems
 from ansible_collections.radeonlab.llm.plugins.module_utils.support_matrix import TORCH_INDEX_BASE, TORCH_WHEELS
+from ansible_collections.radeonlab.llm.plugins.module_utils.variable_names import name_problems
 
 PATH_RE = re.compile(r"^/[A-Za-z0-9._+@/-]*$")
 NAME_RE = re.compile(r"^[a-z_][a-z0-9_-]*[$]?$")
@@ -434,8 +435,9 @@ def _read_text(path):
 def site_problems(checks, read=_read_text):
     """Every problem of a ``checks`` dict (each key optional), in this order:
 
-    ``types`` {options, values}; ``users`` {accounts, uid_min, uid_max, create, training, members}; ``files``
-    {entries, stats}; ``plan`` (the runner's plan result plus cutoff_len); ``key`` {status, msg, content, pinned, url};
+    ``types`` {options, values}; ``names`` {given, known, prefixes, own} (variable_names.name_problems); ``users``
+    {accounts, uid_min, uid_max, create, training, members}; ``files`` {entries, stats}; ``plan`` (the runner's plan
+    result plus cutoff_len); ``key`` {status, msg, content, pinned, url};
     ``torch`` {rocm_version, torch}; ``webui`` {enabled, bind, port, user, password, loopback_re}; ``paths``,
     ``positive``, ``secrets`` {variable: value}; ``job_datasets`` {value, dataset_src} (lora_job_dataset and
     lora_job_dataset_src, job_datasets.problems); ``datasets`` {variable: controller path, read as ``dataset`` says,
@@ -446,6 +448,9 @@ def site_problems(checks, read=_read_text):
     problems = []
     if checks.get("types"):
         problems += type_problems(checks["types"]["options"], checks["types"]["values"])
+    names = checks.get("names")
+    if names:
+        problems += name_problems(names["given"], names["known"], names["prefixes"], names.get("own") or ())
     problems += path_problems(checks.get("paths") or {})
     problems += positive_problems(checks.get("positive") or {})
     problems += secret_problems(checks.get("secrets") or {})

@@ -85,6 +85,8 @@ CASES = [
     ("string-for-list-pip", "a string for pytorch_rocm_pip_options", ["-e", "pytorch_rocm_pip_options=--no-cache-dir"],
      "pytorch_rocm_pip_options must be a list"),
     ("string-for-dict", "a string for lora_job_dataset", ["-e", "lora_job_dataset=tiny_alpaca"], "lora_job_dataset must be a dict"),
+    ("name-misspelt", "a misspelt variable (Ansible would ignore it)", ["-e", "rocm_driver_rebot=true"],
+     "rocm_driver_rebot (did you mean rocm_driver_reboot?)"),
     ("hosts-empty-group", "an empty host group", ["-i", os.path.join(FILES, "empty_group.yml"), "-e", "radeonlab_hosts=empty_fleet"],
      "radeonlab_hosts 'empty_fleet' matches no host"),
     ("hosts-no-match", "radeonlab_hosts that matches nothing", ["-e", "radeonlab_hosts=lab_workstaions"],
