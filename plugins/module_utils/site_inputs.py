@@ -13,16 +13,19 @@ password database, the served OpenPGP key, a data set file's shape and a listeni
 
 from __future__ import annotations
 
+import ast
 import base64
+import difflib
 import hashlib
 import json
+import math
 import re
 from urllib.parse import urlsplit
 
 from ansible_collections.radeonlab.llm.plugins.module_utils.free_space import space_problems
 from ansible_collections.radeonlab.llm.plugins.module_utils.gfx import torch_for
 from ansible_collections.radeonlab.llm.plugins.module_utils.job_datasets import problems as job_dataset_problems
-from ansible_collections.radeonlab.llm.plugins.module_utils.support_matrix import TORCH_INDEX_BASE, TORCH_WHEELS
+from ansible_collections.radeonlab.llm.plugins.module_utils.support_matrix import LLAMAFACTORY_TEMPLATES, TORCH_INDEX_BASE, TORCH_WHEELS, VOCABULARY
 from ansible_collections.radeonlab.llm.plugins.module_utils.variable_names import name_problems
 
 PATH_RE = re.compile(r"^/[A-Za-z0-9._+@/-]*$")
@@ -97,6 +100,230 @@ def positive_problems(numbers):
         if not ok:
             problems.append("%s must be a number greater than 0, got %r." % (name, value))
     return problems
+
+
+def _number(value):
+    """``value`` as a float, None for a bool or anything that is no number."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def count_problems(counts):
+    """Counts and sizes where 0 means "all", "none" or "the estimate" (``{variable: {"value", "zero"}}``, ``zero`` what 0
+    means): the roles test them with ``> 0``, so a negative one would silently mean the same as 0. Refused instead."""
+    problems = []
+    for name in sorted(counts):
+        value, zero = counts[name].get("value"), counts[name].get("zero") or "the default"
+        number = _number(value)
+        if number is None or number < 0:
+            problems.append("%s is %r, but it must be 0 (%s) or a positive number: a negative value is no count (the role "
+                            "reads anything not above 0 as 0, %s, or the job fails only when it starts). Set 0 for that, or "
+                            "the count you meant." % (name, value, zero, zero))
+    return problems
+
+
+def divisor_problems(divisors):
+    """Values a task divides by (a poll interval: async retries = timeout / interval): a whole number >= 1, or the
+    template ends in a ZeroDivisionError (or, below 1 after ``| int``, divides by 0) instead of naming the variable."""
+    problems = []
+    for name in sorted(divisors):
+        value = divisors[name]
+        number = _number(value)
+        if number is None or number < 1 or number != int(number):
+            problems.append("%s must be a number greater than 0 - a whole number of seconds, at least 1 - got %r: the play "
+                            "divides its timeout by it to count its progress polls. Set it to 1-30 (the default is 15)."
+                            % (name, value))
+    return problems
+
+
+URL_FIXES = {"http": "http://", "https": "https://", "file": "file://", "ssh": "ssh://", "git": "git://"}
+SCP_LIKE = re.compile(r"^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^/\s]")  # git's user@host:path form
+
+
+def url_problems(entries):
+    """URL-valued variables (an index, a mirror, an endpoint, a repository) without a scheme or with one the tool cannot use.
+
+    ``entries``: a list of {variable, value (a string or a list of strings), schemes (allowed, e.g. ["http", "https"]),
+    optional (an empty value means "none"/"the default"), scp (git also takes user@host:path)}. A bare host name such as
+    ``hf-mirror.com`` is what a user writes for a mirror; the tools would read it as a relative path or refuse it late.
+    """
+    problems = []
+    for entry in entries or []:
+        name, schemes = entry["variable"], list(entry.get("schemes") or ["http", "https"])
+        values = entry.get("value")
+        listed = isinstance(values, (list, tuple))
+        for index, value in enumerate(values if listed else [values]):
+            where = "%s[%d]" % (name, index) if listed else name
+            text = "" if value is None else str(value)
+            if not text.strip() and entry.get("optional") and not listed:
+                continue
+            if entry.get("scp") and SCP_LIKE.match(text):
+                continue
+            parts = urlsplit(text) if "://" in text else None
+            kinds = " or ".join(URL_FIXES.get(scheme, scheme + "://") for scheme in schemes)
+            shown = redact_url(text)
+            if parts is None:
+                fix = URL_FIXES.get(schemes[0], schemes[0] + "://") + shown.lstrip("/")
+                problems.append("%s %r has no scheme: a mirror, index or endpoint is a URL (%s), so write %r." % (where, shown, kinds, fix))
+            elif parts.scheme.lower() not in schemes or re.search(r"\s", text) or not (parts.netloc or parts.scheme.lower() == "file"):
+                problems.append("%s must be a %s URL with a host and no spaces, got %r." % (where, kinds, shown))
+    return problems
+
+
+APT_PIN_RELEASE_KEYS = ("a", "n", "v", "o", "l", "c", "b")
+
+
+def apt_pin_problems(pins):
+    """apt_preferences(5) ``Pin:`` expressions (``{variable: expression}``): ``release`` with comma-separated key=value
+    pairs (a, n, v, o, l, c, b; a bare version also works), ``version <version>`` or ``origin <host>``. Its priority is
+    a separate ``Pin-Priority:`` line (an integer) that the role writes; a newline would start a stanza of its own."""
+    problems = []
+    for name in sorted(pins):
+        value = "" if pins[name] is None else str(pins[name])
+        form, rest = (value.strip().split(None, 1) + ["", ""])[:2]
+        rest = rest.strip()
+        why = ""
+        if re.search(r"[\x00-\x1f\x7f]", value):
+            why = "it holds a newline or another control character, which would end the Pin: line (and could add a stanza)"
+        elif re.match(r"^-?\d+$", value.strip()):
+            why = "that is a priority; the Pin-Priority: line is the role's own, this is the expression that selects the packages"
+        elif form not in ("release", "version", "origin"):
+            why = "it must start with release, version or origin"
+        elif not rest:
+            why = "%s needs a value" % form
+        elif form == "release" and "=" in rest:
+            pairs = [pair.strip() for pair in rest.split(",")]
+            bad = [pair for pair in pairs if not re.match(r"^[%s]=\S" % "".join(APT_PIN_RELEASE_KEYS), pair)]
+            if bad:
+                why = "release takes comma-separated key=value pairs with the keys %s, not %s" % (
+                    ", ".join(APT_PIN_RELEASE_KEYS), ", ".join(repr(pair) for pair in bad))
+        elif form in ("version", "origin") and re.search(r"\s", rest) and not re.match(r'^"[^"]*"$', rest):
+            why = "%s takes one word (quote an empty origin as \"\")" % form
+        if why:
+            problems.append("%s %r is not an apt_preferences(5) Pin: expression: %s. Write e.g. 'release o=repo.radeon.com' "
+                            "(the default), 'release o=repo.radeon.com,n=noble' or 'version 6.4*'." % (name, value, why))
+    return problems
+
+
+def managed_extra_args(job):
+    """The LLaMA-Factory arguments the runner writes itself for a job of these settings (``job``: max_samples, val_size,
+    model_revision, distributed), from support_matrix.VOCABULARY; the plan's own (QLoRA, a paged optimizer, the CPU) are
+    left to the runner, which knows the plan."""
+    keys = set(VOCABULARY["runner_managed_keys"])
+    when = VOCABULARY["runner_managed_keys_when"]
+    if (_number(job.get("max_samples")) or 0) > 0:
+        keys.update(when["max_samples"])
+    if (_number(job.get("val_size")) or 0) > 0:
+        keys.update(when["val_size"])
+    if job.get("model_revision"):
+        keys.update(when["model_revision"])
+    if job.get("distributed"):
+        keys.update(when["distributed"])
+    return keys
+
+
+def extra_args_problems(extra_args, job, options=()):
+    """lora_job_extra_args keys that the runner manages (it would refuse them only after the job spec was written).
+    ``options``: the role's variable names, to name the one that sets such a key (lora_rank -> lora_job_lora_rank)."""
+    if not isinstance(extra_args, dict):
+        return []
+    clashes = sorted(set(extra_args) & managed_extra_args(job or {}))
+    if not clashes:
+        return []
+    instead = ["%s -> lora_job_%s" % (key, key) for key in clashes if "lora_job_" + key in set(options)]
+    return ["lora_job_extra_args sets %s, which the LoRA runner manages itself (it would refuse the job after writing its "
+            "spec): remove %s from lora_job_extra_args%s." % (
+                ", ".join(clashes), "them" if len(clashes) > 1 else "it",
+                "; set the role's variable instead (%s)" % ", ".join(instead) if instead else
+                " (the runner sizes the batch, writes the paths and resumes from its own checkpoints)")]
+
+
+def template_names(source):
+    """The chat template names LLaMA-Factory's data/template.py registers (``register_template(name=...)`` at module
+    level), from its text; None when it cannot be parsed."""
+    try:
+        tree = ast.parse(source or "")
+    except (SyntaxError, ValueError):
+        return None
+    names = set()
+    for node in tree.body:
+        call = node.value if isinstance(node, ast.Expr) else None
+        if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "register_template":
+            names.update(kw.value.value for kw in call.keywords
+                         if kw.arg == "name" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str))
+    return names or None
+
+
+def installed_llamafactory(found):
+    """The version of the LLaMA-Factory whose files ``found`` lists (``llamafactory-0.9.5.dist-info`` among them), or ''."""
+    for path in found or []:
+        match = re.search(r"/llamafactory-([^/]+)\.dist-info/?$", str(path))
+        if match:
+            return match.group(1)
+    return ""
+
+
+def template_problems(name, found=(), source="", wanted=""):
+    """lora_job_template against LLaMA-Factory's chat templates: those of the venv's template.py (``source``, its files
+    ``found``) when the venv has the release ``wanted`` (or ``wanted`` is empty: the venv is what runs), else those
+    support_matrix.LLAMAFACTORY_TEMPLATES records for ``wanted``; no list, no check."""
+    installed = installed_llamafactory(found)
+    known, where = None, ""
+    if source and (not wanted or installed == str(wanted)):
+        known, where = template_names(source), "LLaMA-Factory %s in the venv" % (installed or "(version unknown)")
+    if known is None and str(wanted) in LLAMAFACTORY_TEMPLATES:
+        known, where = set(LLAMAFACTORY_TEMPLATES[str(wanted)]), "LLaMA-Factory %s (llamafactory_version)" % wanted
+    if known is None or str(name) in known:
+        return []
+    near = difflib.get_close_matches(str(name).lower(), sorted(known), n=3, cutoff=0.5)
+    return ["lora_job_template %r is not a chat template of %s, which would stop at start-up (\"Template %s does not "
+            "exist.\") after the job spec was written: %s (its templates are the names of LLaMA-Factory's "
+            "data/template.py, e.g. qwen, qwen3, llama3, mistral)." % (
+                name, where, name, "did you mean %s?" % " or ".join(near) if near else "name the model family's template")]
+
+
+def _steps(records, job):
+    """Optimizer steps of a run of ``records`` samples: LLaMA-Factory holds out val_size, then ceil(train / batch) per epoch."""
+    val = _number(job.get("val_size")) or 0
+    held = (math.ceil(records * val) if val < 1 else int(val)) if val > 0 else 0
+    train = max(records - held, 0)
+    per_epoch = math.ceil(train / max(int(_number(job.get("effective_batch_size")) or 1), 1))
+    return math.ceil(per_epoch * (_number(job.get("num_train_epochs")) or 0)), train
+
+
+def resume_warnings(resume, read=None):
+    """A checkpoint interval (lora_job_save_steps) as long as the run or longer: no checkpoint before the end, so a kill
+    or reboot mid-run resumes from nothing. Warnings, not problems (the job still trains).
+
+    ``resume``: {save_steps, num_train_epochs, effective_batch_size, max_samples, val_size, files {variable: path or
+    {path, dataset}} (the controller's data set files), complete (every data set of the job is one of them)}. The records
+    of a hub data set or a host file are not known here: no warning then.
+    """
+    read = read or _read_text
+    if not resume or not resume.get("complete") or not resume.get("files"):
+        return []
+    cap = int(_number(resume.get("max_samples")) or 0)
+    records = 0
+    for item in resume["files"].values():
+        path = item["path"] if isinstance(item, dict) else item
+        try:
+            count = len(_records(read(str(path))))
+        except (IOError, OSError, ValueError):
+            return []
+        records += min(count, cap) if cap > 0 else count
+    save_steps = int(_number(resume.get("save_steps")) or 0)
+    steps, train = _steps(records, resume)
+    if save_steps <= 0 or steps <= 0 or save_steps < steps:
+        return []
+    return ["lora_job_save_steps %d is as long as the run or longer (about %d optimizer steps: %d training records, "
+            "lora_job_effective_batch_size %s, lora_job_num_train_epochs %s), so no checkpoint is written before the end: a "
+            "job killed or rebooted mid-run resumes from nothing and trains all %d steps again. Set lora_job_save_steps to "
+            "at most %d to have a checkpoint halfway." % (save_steps, steps, train, resume.get("effective_batch_size"),
+                                                           resume.get("num_train_epochs"), steps, max(steps // 2, 1))]
 
 
 def secret_problems(secrets):
@@ -179,7 +406,7 @@ def plan_problems(plan):
     if not plan or plan.get("skipped") or plan.get("rc") == 0:
         return []
     stderr = (plan.get("stderr") or "").strip()
-    if plan.get("rc") == 2:
+    if plan.get("rc") == 2 and not stderr.startswith("error:"):  # "error: ..." is an invalid spec (same exit code)
         return ["lora_job_cutoff_len %s / the model does not fit the GPU (the runner's plan): %s" % (plan.get("cutoff_len"), stderr)]
     return ["the LoRA job is invalid (the runner's plan, rc %s): %s" % (plan.get("rc"), stderr.splitlines()[-1] if stderr else "no output")]
 
@@ -444,6 +671,9 @@ def site_problems(checks, read=_read_text):
     or {path, dataset}: a data set of its own description}; ``trusted`` a list of
     {role, trusted, urls} (``trusted_problems``); ``ports`` a list of {variable, port, listening, own_active};
     ``space`` {needs, mounts} (free_space.space_problems); ``problems`` a list of sentences found elsewhere.
+    The value classes: ``urls`` (url_problems), ``divisors``, ``counts`` {variable: {value, zero}}, ``apt_pins``
+    {variable: expression}, ``extra_args`` {value, job, options}, ``template`` {name, found, source, wanted}. ``resume``
+    (resume_warnings) gives warnings, not problems: a caller shows it on its own instead of refusing.
     """
     problems = []
     if checks.get("types"):
@@ -451,6 +681,17 @@ def site_problems(checks, read=_read_text):
     names = checks.get("names")
     if names:
         problems += name_problems(names["given"], names["known"], names["prefixes"], names.get("own") or ())
+    problems += url_problems(checks.get("urls"))
+    problems += divisor_problems(checks.get("divisors") or {})
+    problems += count_problems(checks.get("counts") or {})
+    problems += apt_pin_problems(checks.get("apt_pins") or {})
+    extra = checks.get("extra_args")
+    if extra:
+        problems += extra_args_problems(extra.get("value"), extra.get("job"), extra.get("options") or ())
+    template = checks.get("template")
+    if template:
+        problems += template_problems(template.get("name"), template.get("found") or (), template.get("source") or "",
+                                      template.get("wanted") or "")
     problems += path_problems(checks.get("paths") or {})
     problems += positive_problems(checks.get("positive") or {})
     problems += secret_problems(checks.get("secrets") or {})
@@ -487,4 +728,6 @@ def site_problems(checks, read=_read_text):
         problems += port_problems(port["variable"], port["port"], port.get("listening") or [], bool(port.get("own_active")))
     if checks.get("space"):
         problems += space_problems(checks["space"].get("needs"), checks["space"].get("mounts"))
+    if checks.get("resume"):
+        problems += resume_warnings(checks["resume"], read)
     return problems + list(checks.get("problems") or [])

@@ -943,6 +943,49 @@ VOCABULARY = {
     # #10354 and #10361 still open on 2026-12-05), its .yaml branch reads through OmegaConf's YAML loader, which reads
     # JSON as the same values (exponent floats such as 5e-05 included). Becomes ".json" with a release that has the fix.
     "llamafactory_config_suffix": ".yaml",
+    # the LLaMA-Factory arguments the runner writes itself (render.training_config), which lora_job_extra_args may not
+    # set: those of every job, those of a job with a setting (max_samples: lora_job_max_samples > 0, val_size:
+    # lora_job_val_size > 0, model_revision: a pinned hub revision, distributed: more than one node), and those the
+    # host's plan may add (QLoRA, a paged optimizer, the CPU), which the runner alone can refuse
+    "runner_managed_keys": (
+        "model_name_or_path", "trust_remote_code", "stage", "do_train", "finetuning_type", "lora_rank", "lora_alpha",
+        "lora_dropout", "lora_target", "dataset", "dataset_dir", "template", "cutoff_len", "overwrite_cache",
+        "preprocessing_num_workers", "dataloader_num_workers", "packing", "neat_packing", "flash_attn", "output_dir",
+        "logging_steps", "save_steps", "save_total_limit", "save_only_model", "plot_loss", "overwrite_output_dir", "report_to",
+        "per_device_train_batch_size", "gradient_accumulation_steps", "learning_rate", "num_train_epochs", "lr_scheduler_type",
+        "warmup_ratio", "bf16", "disable_gradient_checkpointing", "ddp_timeout", "seed", "resume_from_checkpoint"),
+    "runner_managed_keys_when": {
+        "max_samples": ["max_samples"],
+        "val_size": ["val_size", "do_eval", "eval_strategy", "eval_steps", "per_device_eval_batch_size"],
+        "model_revision": ["model_revision"],
+        "distributed": ["save_on_each_node"],
+    },
+    "runner_managed_keys_by_plan": ("quantization_bit", "quantization_method", "quantization_type", "double_quantization",
+                                    "optim", "use_cpu"),
+}
+
+# ---------------------------------------------------------------------------------------------
+# LLaMA-Factory's chat templates (lora_job_template), per release: the names its data/template.py registers
+# (register_template(name=...) at module level; an unknown name stops LLaMA-Factory at start-up with "Template X does
+# not exist."). playbooks/validate.yml checks lora_job_template against the venv's own template.py when the venv has
+# the release llamafactory_version names, else against this table. Read from the v0.9.5 tag of
+# github.com/hiyouga/LLaMA-Factory, src/llamafactory/data/template.py (121 names).
+# ---------------------------------------------------------------------------------------------
+LLAMAFACTORY_TEMPLATES = {
+    "0.9.5": (
+        "aeva", "alpaca", "bailing", "bailing_v2", "breeze", "chatglm3", "chatml", "chatml_de", "cohere", "cpm4", "dbrx",
+        "deepseek", "deepseek3", "deepseekcoder", "deepseekr1", "default", "dots_ocr", "empty", "ernie", "ernie_nothink",
+        "ernie_vl", "exaone", "falcon", "falcon_h1", "fewshot", "gemma", "gemma2", "gemma3", "gemma3n", "gemma4", "gemma4n",
+        "glm4", "glm4_5v", "glm4_7", "glm4_moe", "glm4v", "glm_ocr", "glmz1", "gpt_oss", "granite3", "granite3_vision",
+        "granite4", "hunyuan", "hunyuan_small", "hy3", "index", "intern2", "intern_s1", "intern_vl", "keye_vl", "kimi_vl",
+        "lfm2", "lfm2_vl", "llama2", "llama2_zh", "llama3", "llama4", "llava", "llava_next", "llava_next_llama3",
+        "llava_next_mistral", "llava_next_qwen", "llava_next_video", "llava_next_video_mistral", "llava_next_video_yi",
+        "llava_next_yi", "mimo", "mimo_v2", "mimo_vl", "minicpm_o", "minicpm_v", "minicpm_v_4_6", "minimax1", "minimax2",
+        "ministral", "ministral3", "mistral", "mistral_small", "mllama", "moonlight", "olmo", "openchat", "openchat-3.6",
+        "opencoder", "paligemma", "paligemma_chat", "phi", "phi4", "phi4_mini", "phi_small", "pixtral", "qwen", "qwen2_audio",
+        "qwen2_omni", "qwen2_vl", "qwen3", "qwen3_5", "qwen3_5_nothink", "qwen3_6", "qwen3_nothink", "qwen3_omni",
+        "qwen3_omni_nothink", "qwen3_vl", "qwen3_vl_nothink", "sailor", "seed_coder", "seed_oss", "smollm", "smollm2", "solar",
+        "starchat", "telechat2", "vicuna", "video_llava", "xuanyuan", "yi", "yi_vl", "youtu", "youtu_vl", "yuan", "zephyr"),
 }
 
 
