@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.radeonlab.llm.plugins.module_utils.driver_kernel import check, newest_kernel
+from ansible_collections.radeonlab.llm.plugins.module_utils.driver_kernel import check, hold_packages, newest_kernel
 
 
 def amdgpu_dkms_check(dkms_version, running, boot_files=None, distribution=""):
@@ -19,8 +19,15 @@ def amdgpu_dkms_check(dkms_version, running, boot_files=None, distribution=""):
     return check(dkms_version, running, newest_kernel(boot_files or []), distribution)
 
 
+def kernel_hold_packages(installed, release, meta_patterns=None):
+    """The installed packages of kernel ``release`` and the kernel meta packages matching ``meta_patterns``."""
+    if not isinstance(meta_patterns or [], (list, tuple)):
+        raise AnsibleFilterError("radeonlab.llm.kernel_hold_packages: meta_patterns must be a list of regular expressions")
+    return hold_packages(list(installed or []), release, meta_patterns or [])
+
+
 class FilterModule(object):
     """radeonlab.llm amdgpu-dkms x kernel filter."""
 
     def filters(self):
-        return {"amdgpu_dkms_check": amdgpu_dkms_check}
+        return {"amdgpu_dkms_check": amdgpu_dkms_check, "kernel_hold_packages": kernel_hold_packages}

@@ -108,3 +108,17 @@ def check(dkms_version, running, newest=None, distribution=""):
         message = "amdgpu-dkms %s (driver line %s) builds on kernel %s" % (
             dkms_version, line, ", ".join(k["release"] for k in kernels))
     return {"line": line, "kernels": kernels, "refused": bool(failing), "message": message}
+
+
+def hold_packages(installed, release, meta_patterns=()):
+    """The installed packages that pin the kernel ``release``: its own (``linux-image-<release>``, ``-headers-``,
+    ``-modules-``, ``-modules-extra-``, ...) and the kernel meta packages that would pull a newer one in (``meta_patterns``:
+    regular expressions, per distribution). Sorted; empty when ``release`` is empty.
+    """
+    release = str(release or "").strip()
+    if not release:
+        return []
+    names = set(installed or ())
+    own = {name for name in names if name.startswith("linux-") and name.endswith("-" + release)}
+    metas = {name for name in names for pattern in meta_patterns or () if re.match("^(?:%s)$" % pattern, name)}
+    return sorted(own | metas)

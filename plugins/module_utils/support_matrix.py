@@ -15,7 +15,7 @@ Bump ``MATRIX_VERSION`` whenever any entry changes.
 
 from __future__ import annotations
 
-MATRIX_VERSION = "2026.12.9"
+MATRIX_VERSION = "2026.12.10"
 
 # ---------------------------------------------------------------------------------------------
 # Sources (short keys used by the entries below)
@@ -113,6 +113,37 @@ SOURCES = {
     "ttm_pages": (
         "noamsto/nix-amd-ai#42 (2026-08-27, measured on a Ryzen AI MAX+ 395, kernel 7.1.0): ttm.pages_limit=25165824 gives "
         "mem_info_gtt_total 103079215104 = 25165824 x 4096 bytes; AMD's amd-ttm example: 26214400 pages = 100 GB"
+    ),
+    "amd_ttm_tool": (
+        "AMD's amd-ttm, the tool amd_rdna35 documents for the TTM limit: superm1/amd-debug-tools src/amd_debug/ttm.py "
+        "(stored commit 03a3130) and common.py: reads /sys/module/ttm/parameters/pages_limit; '--set <GB>' writes "
+        "'options ttm pages_limit=<pages>' to /etc/modprobe.d/ttm.conf with pages = int(GB x 1024^3 / 4096), refuses more "
+        "than MemTotal (/proc/meminfo), asks before more than 90 % of it (MAX_MEMORY_PERCENTAGE), runs update-initramfs -u "
+        "when an initramfs carries gpu/drm/ttm/ttm.ko, then asks for the reboot; '--clear' removes the file"
+    ),
+    "ttm_amdttm": (
+        "https://github.com/ROCm/legacy-rocm-build/issues/5562 (AMD, harkgill-amd, 2025-10-27): the in-kernel amdgpu "
+        "driver Strix Halo uses takes the kernel's ttm module (/sys/module/ttm/parameters/pages_limit, boot parameter "
+        "ttm.pages_limit, what amd-ttm sets); amdgpu-dkms brings its own amdttm module (amdttm.pages_limit); "
+        "ROCm/legacy-rocm-build#3648 (AMD, 2024-08-27): /sys/module/amdttm/parameters/pages_limit under amdgpu-dkms"
+    ),
+    "ttm_before_load": (
+        "https://github.com/ROCm/rocm-systems/issues/351 (superm1, AMD, 2025-08-14): the TTM page limit 'needs to be done "
+        "before TTM and amdgpu are loaded', as a module parameter on the kernel command line or in /etc/modprobe.d; "
+        "48 GB = int(48 x 1024^3 / 4096) = 12582912 pages"
+    ),
+    "ttm_params": (
+        "Linux drivers/gpu/drm/ttm/ttm_tt.c: pages_limit 'Limit for the allocated pages' (ulong, 0644); ttm_pool.c: "
+        "page_pool_size 'Number of pages in the WC/UC/DMA pool' (the write-combined/uncached pages TTM keeps for reuse; our "
+        "reading: a cache, not the limit). "
+        "amd-ttm writes pages_limit only; that AMD's docs tell to set ttm.page_pool_size as well: UNVERIFIED (third-party "
+        "notes cite a ROCm 7.2.0 page; the stored copies of AMD's pages name pages_limit only)"
+    ),
+    "kernel_gttsize": (
+        "https://docs.kernel.org/gpu/amdgpu/module-parameters.html (also the 6.15 and 6.16 pages): amdgpu gttsize 'The "
+        "default is -1 (Use value specified by TTM). This parameter is deprecated and will be removed in the future.'; "
+        "amdgpu logs 'Configuring gttsize via module parameter is deprecated, please use ttm.pages_limit' when it is set "
+        "(kernel logs quoted in public reports, e.g. HarbourMasters/Shipwright#6048)"
     ),
     "therock": "rocm_facts.md §2: 3rd-party claim that on TheRock runtime (7.14+/10.x) setting the override breaks HSA init",
     "corpus": "shared corpus rocminfo/INDEX.md + expected.json (Chip ID lines of the captures)",
@@ -743,6 +774,28 @@ APU_KERNELS = {
 # limit counts pages of 4096 bytes (ttm_pages).
 GTT_DEFAULT_SHARE = 0.5
 TTM_PAGE_BYTES = 4096
+
+# The TTM page limit of an APU's GPU, the way AMD documents it (amd_rdna35: the amd-ttm tool, amd_ttm_tool). Checked and
+# reported by radeonlab.llm.rocm_driver; written only when the user opts in (plugins/module_utils/ttm_limit.py).
+APU_TTM = {
+    # The module that holds the limit: the kernel's ttm under the kernel's own amdgpu driver (Strix Halo's), amdttm under
+    # amdgpu-dkms (ttm_amdttm).
+    "module": {"inbox": "ttm", "dkms": "amdttm"},
+    "sysfs": "/sys/module/{module}/parameters/pages_limit",  # amd_rdna35, amd_ttm_tool, ttm_amdttm
+    # amd-ttm's file and line for ttm (amd_ttm_tool); the amdttm file name follows it (an inference: modprobe reads any
+    # /etc/modprobe.d/*.conf, the option is amdttm.pages_limit per ttm_amdttm).
+    "modprobe_file": "/etc/modprobe.d/{module}.conf",
+    "option_line": "options {module} pages_limit={pages}",
+    "gib_bytes": 1 << 30,  # amd-ttm's 'GB' is 1024^3 bytes: 100 -> 26214400 pages (amd_rdna35, amd_ttm_tool)
+    "page_bytes": TTM_PAGE_BYTES,
+    "default_share": GTT_DEFAULT_SHARE,  # no limit set: about half the RAM (amd_rdna35)
+    "warn_share": 0.9,  # amd-ttm asks before a limit above 90 % of MemTotal: 'could cause system instability'
+    "initramfs": ("update-initramfs", "-u"),  # amd-ttm's rebuild where the initramfs carries ttm.ko (amd_ttm_tool)
+    "applies_at": "the next boot",  # amd_rdna35 'Reboot for changes to take effect'; ttm_before_load
+    "page_pool_size": "not written (ttm_params)",
+    "gttsize": "deprecated (kernel_gttsize): not written, reported when set",
+    "sources": ("amd_rdna35", "amd_ttm_tool", "ttm_amdttm", "ttm_before_load", "ttm_params", "kernel_gttsize", "ttm_pages"),
+}
 
 # Example products per target, for the generated tables only.
 EXAMPLE_PRODUCTS = {

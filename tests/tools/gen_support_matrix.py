@@ -114,6 +114,37 @@ def apu_kernel_lines(sm):
     return out
 
 
+def apu_ttm_lines(sm):
+    """The TTM page limit of an APU's GPU: AMD's way to set it, each value with its source (radeonlab.llm.rocm_driver)."""
+    ttm = sm.APU_TTM
+    page = ttm["page_bytes"]
+    per_gib = ttm["gib_bytes"] // page
+    rows = [
+        ("limit", "`%s` (`%s` under amdgpu-dkms): pages, not bytes" % (ttm["sysfs"].format(module=ttm["module"]["inbox"]),
+                                                                       ttm["module"]["dkms"]), "amd_rdna35, ttm_amdttm"),
+        ("unit", "pages of %d bytes; 1 GiB = %d pages; amd-ttm's `--set 100` = %d pages" % (page, per_gib, 100 * per_gib),
+         "amd_rdna35, amd_ttm_tool, ttm_pages"),
+        ("default", "about %d %% of the RAM (none set)" % (ttm["default_share"] * 100), "amd_rdna35"),
+        ("how AMD sets it", "`%s` in `%s`, by its amd-ttm tool (`amd-ttm --set <GB>`, `--clear`)" % (
+            ttm["option_line"].format(module="ttm", pages="<pages>"), ttm["modprobe_file"].format(module="ttm")), "amd_ttm_tool"),
+        ("takes effect", "at %s; `%s` where the initramfs carries ttm.ko" % (ttm["applies_at"], " ".join(ttm["initramfs"])),
+         "amd_rdna35, amd_ttm_tool, ttm_before_load"),
+        ("bounds", "amd-ttm refuses more than MemTotal and asks first above %d %% of it; radeonlab.llm also keeps the OS the "
+                   "CPU side of a LoRA job" % (ttm["warn_share"] * 100), "amd_ttm_tool"),
+        ("ttm.page_pool_size", ttm["page_pool_size"], "ttm_params"),
+        ("amdgpu.gttsize", ttm["gttsize"], "kernel_gttsize"),
+    ]
+    out = ["## Ryzen AI Max (Strix Halo): the GPU's share of the RAM (TTM page limit)", "",
+           "An APU's GPU allocates from GTT, the RAM the kernel lets it map; the limit is the TTM page limit. "
+           "`radeonlab.llm.rocm_driver` reports it on every host (`rocm_driver_facts.ttm`) and, only where "
+           "`rocm_driver_apu_gtt_gib` asks on a Ryzen AI Max APU outside containers and WSL, writes AMD's line; the next "
+           "boot applies it, through the role's reboot rules (`rocm_driver_reboot`). A share larger than the RAM, or one "
+           "that leaves the OS less than the CPU side of a LoRA job, is refused before any change.", "",
+           "| what | value | source |", "|---|---|---|"]
+    out += ["| %s | %s | `%s` |" % (what, value, source.replace(", ", "`, `")) for what, value, source in rows]
+    return out + [""]
+
+
 def dkms_kernel_lines(sm):
     """Which amdgpu-dkms line builds on which kernel series (radeonlab.llm.rocm_driver's preflight reads it)."""
     out = ["## amdgpu-dkms and the kernel", "",
@@ -250,6 +281,7 @@ def render():
     out.extend(sdpa_lines(sm))
     out.extend(dkms_kernel_lines(sm))
     out.extend(apu_kernel_lines(sm))
+    out.extend(apu_ttm_lines(sm))
     out.extend(therock_lines(sm))
     out.append("## Sources")
     out.append("")

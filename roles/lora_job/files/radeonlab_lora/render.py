@@ -16,6 +16,9 @@ The config hash decides "already trained this exact job". It is the sha256 of th
 - a local model directory's fingerprint: name and size of every top-level file, plus the sha256 of those up
   to 64 MiB (config, tokenizer, small weights such as the lab's tiny model; multi-GB shards by size only,
   hashing them on every run would cost minutes);
+- the stack that trains: the torch build (its version carries the ROCm index, ``2.9.1+rocm7.1``) and the HIP version it
+  was built with, as torch reports them (``devices.torch_view``). A ROCm upgrade that moves torch to another index trains
+  again; a hash computed without a stack (``stack=None``) is the one of jobs finished before the stack was in it;
 - a format number, bumped whenever this module changes what it renders.
 
 Hub models and hub datasets are identified by name only (their content is not hashed).
@@ -188,10 +191,18 @@ def model_fingerprint(model: str) -> list | None:
     return entries
 
 
-def config_hash(train_cfg: dict, dataset_entry: dict, dataset_sha256: dict | str | None, model_files: list | None = None) -> str:
+def stack_identity(view: dict | None) -> dict:
+    """The part of what torch sees that decides the numbers a job learns: the torch build and its HIP version."""
+    view = view or {}
+    return {"torch": view.get("torch"), "hip": view.get("hip")}
+
+
+def config_hash(train_cfg: dict, dataset_entry: dict, dataset_sha256: dict | str | None, model_files: list | None = None,
+                stack: dict | None = None) -> str:
     """sha256 hex of what decides "the same job" (see the module docstring).
 
-    ``dataset_sha256``: the local files' sha256 by data set name (a str: that of the one local file).
+    ``dataset_sha256``: the local files' sha256 by data set name (a str: that of the one local file). ``stack``: a
+    :func:`stack_identity` (None: left out of the payload, as before it was part of the hash).
     """
     stable = {key: value for key, value in train_cfg.items() if key not in VOLATILE_KEYS}
     entries = {}
@@ -202,6 +213,8 @@ def config_hash(train_cfg: dict, dataset_entry: dict, dataset_sha256: dict | str
             entry["file_sha256"] = dataset_sha256.get(name) if isinstance(dataset_sha256, dict) else dataset_sha256
         entries[name] = entry
     payload = {"format": HASH_FORMAT, "train": stable, "dataset_info": entries, "model_files": model_files}
+    if stack is not None:
+        payload["stack"] = stack
     return hashlib.sha256(canonical_json(payload).encode("ascii")).hexdigest()
 
 

@@ -205,7 +205,7 @@ def prepare(spec: dict, facts: dict | None, view: dict | None = None) -> Prepare
     if view is None:
         view = devices.probe(trainer_env(spec))
     decision = devices.decide(devices.gpus_from_facts(facts), spec["device"], view, spec["torch_without_hip"])
-    identity = _hash_inputs(spec)
+    identity = _hash_inputs(spec, view)
     gpu_count = len(decision.facts_gpus)
     if not decision.ok:
         raise DeviceMismatch(decision, view, _intended_hash(spec, shape, facts_device, identity, gpu_count))
@@ -221,11 +221,12 @@ def prepare(spec: dict, facts: dict | None, view: dict | None = None) -> Prepare
                     decision, view, gpu_plan, nproc)
 
 
-def _hash_inputs(spec: dict) -> tuple:
-    """(dataset_info entries, local data set files' sha256 by name, model fingerprint): what the hash covers besides the
-    training config."""
+def _hash_inputs(spec: dict, view: dict | None = None) -> tuple:
+    """(dataset_info entries, local data set files' sha256 by name, model fingerprint, the torch/HIP stack): what the hash
+    covers besides the training config. The stack is what torch sees (``view``), so a ROCm upgrade that moved torch to
+    another index trains the job again."""
     files = {dataset["name"]: render.file_sha256(dataset["file"]) for dataset in spec["datasets"] if dataset.get("file")}
-    return render.dataset_info_entry(spec), files, render.model_fingerprint(spec["model"])
+    return render.dataset_info_entry(spec), files, render.model_fingerprint(spec["model"]), render.stack_identity(view)
 
 
 def _config_hash(spec: dict, plan: sizing.Plan, identity: tuple) -> str:
