@@ -34,7 +34,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from . import devices, export, failures, measurements, progress, render, samples, sizing, stages, state
+from . import devices, export, failures, measurements, progress, render, samples, sizing, stages, state, upstream
 from .modelshape import ModelShape, shape_for_job
 from .spec import SpecError
 from .trainer import Signals, find_cli, run_trainer
@@ -200,6 +200,9 @@ def prepare(spec: dict, facts: dict | None, view: dict | None = None) -> Prepare
     Raises DeviceMismatch or Refused.
     """
     _check_local_inputs(spec)
+    rejected = upstream.problems(spec)
+    if rejected:  # LLaMA-Factory would refuse these at start-up: say it before anything is written or stopped
+        raise SpecError("; ".join(rejected))
     shape = shape_for_job(spec["model"], spec["model_params_b"], spec["model_config"])
     facts_device = sizing.device_from_facts(facts)
     if view is None:

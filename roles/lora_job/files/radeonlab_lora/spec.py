@@ -49,6 +49,7 @@ import copy
 import json
 import os
 import re
+import sys
 
 from .vocabulary import ATTENTION_REQUESTS as ATTENTION_CHOICES
 from .vocabulary import DATASET_FORMATS
@@ -254,9 +255,13 @@ def _distributed(value, problems: list[str]) -> dict | None:
 
 
 def load(path: str) -> dict:
-    with open(path, encoding="utf-8") as handle:
-        try:
-            raw = json.load(handle)
-        except json.JSONDecodeError as exc:
-            raise SpecError(f"{path}: not JSON: {exc}") from exc
+    """The job spec in ``path``, or on standard input for ``-`` (the play checks a job before it writes its file)."""
+    try:
+        if path == "-":
+            raw = json.load(sys.stdin)
+        else:
+            with open(path, encoding="utf-8") as handle:
+                raw = json.load(handle)
+    except json.JSONDecodeError as exc:
+        raise SpecError(f"{path}: not JSON: {exc}") from exc
     return normalize(raw)
