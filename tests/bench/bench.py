@@ -461,6 +461,8 @@ class Bench:
                 elif kind == "lf":
                     self.phase_lf(phase, shape, int(parts[2]), parts[3], int(parts[4]), int(parts[5]), parts[6] == "1", parts[7],
                                   int(parts[8]) if len(parts) > 8 else None)
+                elif hasattr(self, f"phase_{kind}"):  # a subclass's KIND:SHAPE:SEQ:CARD phase (tests/bench/after/stages.py)
+                    getattr(self, f"phase_{kind}")(phase, shape, int(parts[2]), parts[3])
                 else:
                     self.record({"phase": phase, "kind": "error", "error": f"unknown phase kind {kind!r}"})
             except Exception as exc:  # pylint: disable=broad-except

@@ -12,6 +12,7 @@
 # bench.jsonl (one row per phase, written as it ends), bench_results.jsonl (the timers' lines), bench.log,
 # device.txt, and side.tar.gz (logs/, status/, yaml/ of every phase, packed at the end).
 # BENCH_BUDGET_S: seconds after which no new phase starts (default 520, counted from this script's start).
+# BENCH_SCRIPT: the bench to run (default tests/bench/bench.py; tests/bench/after/stages.py adds the stages phase).
 set -u
 OUT=${OUT:-/tmp/bench-out}
 mkdir -p "$OUT"
@@ -32,7 +33,7 @@ export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_
 BUDGET=${BENCH_BUDGET_S:-520}
 SIDE=${BENCH_SIDE:-/tmp/bench-side}
 mkdir -p "$SIDE"
-python3 tests/bench/bench.py --out "$OUT" --side-dir "$SIDE" --plan "$PLAN" --budget-s $(( BUDGET - ($(date +%s) - T0) )) "$@" > "$OUT/bench.log" 2>&1
+python3 "${BENCH_SCRIPT:-tests/bench/bench.py}" --out "$OUT" --side-dir "$SIDE" --plan "$PLAN" --budget-s $(( BUDGET - ($(date +%s) - T0) )) "$@" > "$OUT/bench.log" 2>&1
 echo "bench rc=$? total wall $(( $(date +%s) - T0 ))s" >> "$OUT/bench.log"
 tar -czf "$OUT/side.tar.gz" -C "$SIDE" . 2>> "$OUT/bench.log"
 tail -c 6000 "$OUT/bench.log" | cut -c1-300

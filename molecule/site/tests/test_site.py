@@ -76,7 +76,10 @@ def test_the_base_model_and_the_adapter_answered_the_sample_prompts_and_differ(h
     status = _status(host)
     answers = json.loads(host.file(os.path.join(status["run_dir"], "samples.json")).content_string)["samples"]
     assert [answer["prompt"] for answer in answers] == ["Spell the digit 7 as a word.", "Repeat the animal three times: dog"]
+    peak = status["samples"].pop("peak_memory")
     assert status["samples"] == {"state": "answered", "count": 2, "file": "samples.json"}
+    assert peak["kind"] == "cpu_rss" and peak["gib"] > 0, "the answering process's peak (the lab's torch has no HIP: its RSS)"
+    assert "samples" in [stage["name"] for stage in status["plan"]["stages"]], status["plan"]
     assert any(answer["base"] != answer["adapter"] for answer in answers), answers  # the adapter was loaded
     with open(os.path.join(RESULTS, "report.md"), encoding="utf-8") as handle:
         section = handle.read().split("\n## %s\n" % _hostname(host))[1].split("\n## ")[0]

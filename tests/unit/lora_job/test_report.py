@@ -254,3 +254,15 @@ def test_plan_summary_names_unified_memory():
             "gradient_checkpointing": False, "needed_gib": 5.1, "vram_gib": 64.0, "unified_memory": {"pool_gib": 64.0, "shared": False}}
     assert report.plan_summary(plan) == "bf16, batch 8 x 1, ckpt off, 5.1 GiB of 64.0 GiB unified memory (carve-out)"
     assert report.plan_summary({**plan, "unified_memory": None}) == "bf16, batch 8 x 1, ckpt off, 5.1 GiB"
+
+
+def test_the_stages_after_training_show_their_plan_beside_their_peak():
+    status = {"plan": {"stages": [{"name": "samples", "where": "gpu", "precision": "qlora4", "needed_gib": 7.9},
+                                  {"name": "export", "where": "cpu", "precision": "bf16", "needed_gib": 16.81},
+                                  {"name": "api", "where": "gpu", "precision": "qlora4", "needed_gib": 7.9}]},
+              "samples": {"state": "answered", "peak_memory": {"kind": "gpu_allocated", "gib": 5.61}},
+              "export": {"state": "merged", "peak_memory": {"kind": "cpu_rss", "gib": 15.27}}}
+    assert report.stages_note(status) == (
+        "after training: samples 7.9 GiB planned (gpu, qlora4), 5.6 GiB measured GPU allocated; export 16.8 GiB planned (cpu, bf16), "
+        "15.3 GiB measured CPU RSS; api 7.9 GiB planned (gpu, qlora4)")
+    assert report.stages_note({"plan": {"stages": []}}) is None

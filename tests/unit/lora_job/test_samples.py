@@ -49,7 +49,9 @@ def test_a_trained_job_answers_its_prompts_with_the_base_model_and_the_adapter(t
         assert answer["base"].startswith("base says ") and answer["adapter"].startswith("adapter says ")
         assert answer["base"] != answer["adapter"]
     status = state.read_json(os.path.join(job["output_dir"], "status.json"))
+    peak = status["samples"].pop("peak_memory")
     assert status["samples"] == {"state": "answered", "count": 2, "file": "samples.json"}
+    assert peak["kind"] == "cpu_rss" and peak["gib"] > 0, "the answering process's own peak (no GPU here)"
     assert [bool(chat.get("adapter_name_or_path")) for chat in chats(fake_cli)] == [False, True]
 
 

@@ -96,9 +96,10 @@ def refusal(spec: dict, run_dir: str, params: int) -> str | None:
             f"{free / 2**30:.1f} GiB are free there: free space, or set export to adapter (the adapter alone)")
 
 
-def mark_done(spec: dict, run_dir: str, config_hash: str) -> dict:
+def mark_done(spec: dict, run_dir: str, config_hash: str, peak_memory: dict | None = None) -> dict:
+    """The marker, written last: the key, the files, their size and the export's measured peak memory."""
     files = sorted(name for name in os.listdir(export_dir(run_dir)) if not name.startswith("."))
     size = sum(os.path.getsize(os.path.join(export_dir(run_dir), name)) for name in files)
-    record = {"key": key(config(spec, run_dir), config_hash), "files": files, "bytes": size}
+    record = {"key": key(config(spec, run_dir), config_hash), "files": files, "bytes": size, "peak_memory": peak_memory}
     write_json_atomic(os.path.join(export_dir(run_dir), MARKER), record)
     return record

@@ -39,7 +39,11 @@ def _positive(value) -> bool:
 
 def attempt_peak(path: str) -> dict | None:
     """The peak of one attempt from its ``peak-attempt-N.json``; None when the attempt left none (killed)."""
-    data = read_json(path) or {}
+    return peak_of(read_json(path) or {})
+
+
+def peak_of(data: dict) -> dict | None:
+    """A ``launch.peak_record`` as a peak: GPU allocated when the process used the GPU, else its RSS."""
     if _positive(data.get("gpu_max_allocated_bytes")):
         return {"kind": "gpu_allocated", "gib": round(data["gpu_max_allocated_bytes"] / GIB, 2)}
     if _positive(data.get("cpu_max_rss_kib")):

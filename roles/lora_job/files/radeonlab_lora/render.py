@@ -31,6 +31,7 @@ import json
 import os
 import re
 
+from .inference import quantization_args
 from .sizing import Plan
 from .spec import DISTRIBUTED_DEFAULTS
 
@@ -102,11 +103,7 @@ def training_config(spec: dict, plan: Plan, *, output_dir: str, dataset_dir: str
     }
     if spec.get("model_revision"):  # a hub model pinned to a commit or tag (in the hash: a new revision trains again)
         cfg["model_revision"] = spec["model_revision"]
-    if plan.precision == "qlora4":  # bitsandbytes NF4, as the plan sized it (a bf16 or CPU config has none of these keys)
-        cfg["quantization_bit"] = 4
-        cfg["quantization_method"] = "bnb"
-        cfg["quantization_type"] = "nf4"
-        cfg["double_quantization"] = bool(plan.double_quantization)
+    cfg.update(quantization_args(plan.precision, bool(plan.double_quantization)))  # bitsandbytes NF4 for a qlora4 plan only
     cfg.update({
         # dataset
         "dataset": ",".join(dataset["name"] for dataset in spec["datasets"]),  # max_samples applies to each of them

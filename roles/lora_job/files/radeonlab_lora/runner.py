@@ -34,7 +34,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from . import devices, export, failures, measurements, progress, render, samples, sizing, state
+from . import devices, export, failures, measurements, progress, render, samples, sizing, stages, state, upstream
 from .modelshape import ModelShape, shape_for_job
 from .spec import SpecError
 from .trainer import Signals, find_cli, run_trainer
@@ -200,6 +200,9 @@ def prepare(spec: dict, facts: dict | None, view: dict | None = None) -> Prepare
     Raises DeviceMismatch or Refused.
     """
     _check_local_inputs(spec)
+    rejected = upstream.problems(spec)
+    if rejected:  # LLaMA-Factory would refuse these at start-up: say it before anything is written or stopped
+        raise SpecError("; ".join(rejected))
     shape = shape_for_job(spec["model"], spec["model_params_b"], spec["model_config"])
     facts_device = sizing.device_from_facts(facts)
     if view is None:
@@ -214,6 +217,13 @@ def prepare(spec: dict, facts: dict | None, view: dict | None = None) -> Prepare
     plan = make_plan(spec, shape, device, world=data_parallel_world(spec, nproc))
     if plan.refused:
         raise Refused(plan, device_record(decision, view))
+    if (spec.get("distributed") or {}).get("node_rank", 0) == 0:  # the stages after training run on rank 0
+        sized = stages.plan_stages(plan, shape, device, spec)
+        plan.stages = [stage.as_dict() for stage in sized]
+        refusal = stages.refusal(sized)
+        if refusal:
+            plan.decision, plan.message = "refuse", refusal
+            raise Refused(plan, device_record(decision, view))
     gpu_plan = make_plan(spec, shape, facts_device, world=data_parallel_world(spec, gpu_count)) \
         if decision.train_on == "cpu" and facts_device.is_gpu else None
     config_hash = _config_hash(spec, plan, identity)
@@ -324,7 +334,7 @@ def answer_samples(prepared: Prepared, out=print) -> dict | None:
         return None
     answered = {"state": "answered", "count": len(spec["sample_prompts"]), "file": samples.SAMPLES_FILE}
     if not samples.pending(spec, run_dir, prepared.node_rank):
-        return answered
+        return {**answered, "peak_memory": (state.read_json(os.path.join(run_dir, samples.SAMPLES_FILE)) or {}).get("peak_memory")}
     request_path, log_path = os.path.join(run_dir, samples.REQUEST_FILE), os.path.join(run_dir, "samples.log")
     state.write_json_atomic(request_path, samples.request(spec, run_dir))
     out(f"answering {len(spec['sample_prompts'])} sample prompt(s) with the base model, then with the adapter")
@@ -336,7 +346,7 @@ def answer_samples(prepared: Prepared, out=print) -> dict | None:
         except subprocess.TimeoutExpired:
             returncode = None
     if returncode == 0 and not samples.pending(spec, run_dir, prepared.node_rank):
-        return answered
+        return {**answered, "peak_memory": (state.read_json(os.path.join(run_dir, samples.SAMPLES_FILE)) or {}).get("peak_memory")}
     with open(log_path, encoding="utf-8", errors="replace") as log:
         tail = log.read()[-2000:]
     why = f"timed out after {SAMPLES_TIMEOUT_S} s" if returncode is None else f"exited {returncode}"
@@ -355,7 +365,7 @@ def export_merged(prepared: Prepared, out=print) -> dict | None:
     where = export.export_dir(run_dir)
     if not export.pending(spec, run_dir, prepared.config_hash, prepared.node_rank):
         done = state.read_json(os.path.join(where, export.MARKER)) or {}
-        return {"state": "merged", "dir": where, "bytes": done.get("bytes"), "files": done.get("files")}
+        return {"state": "merged", "dir": where, "bytes": done.get("bytes"), "files": done.get("files"), "peak_memory": done.get("peak_memory")}
     refusal = export.refusal(spec, run_dir, prepared.shape.params)
     if refusal:
         out(refusal)
@@ -369,15 +379,17 @@ def export_merged(prepared: Prepared, out=print) -> dict | None:
     config_path, log_path = os.path.join(run_dir, export.CONFIG_FILE), os.path.join(run_dir, "export.log")
     state.write_text_if_changed(config_path, render.config_text(export.config(spec, run_dir)))
     out(f"merging the adapter into the base model: {where}")
+    peak_file = os.path.join(run_dir, "peak-export.json")
+    argv = [sys.executable, "-m", "radeonlab_lora.launch", "--peak-file", peak_file, cli, "export", config_path]
     with open(log_path, "w", encoding="utf-8") as log:
         try:
-            returncode = subprocess.run([cli, "export", config_path], env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            returncode = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                         timeout=EXPORT_TIMEOUT_S, check=False).returncode
         except subprocess.TimeoutExpired:
             returncode = None
     if returncode == 0 and os.path.isdir(where) and any(name.endswith(".safetensors") for name in os.listdir(where)):
-        done = export.mark_done(spec, run_dir, prepared.config_hash)
-        return {"state": "merged", "dir": where, "bytes": done["bytes"], "files": done["files"]}
+        done = export.mark_done(spec, run_dir, prepared.config_hash, measurements.attempt_peak(peak_file))
+        return {"state": "merged", "dir": where, "bytes": done["bytes"], "files": done["files"], "peak_memory": done["peak_memory"]}
     why = f"timed out after {EXPORT_TIMEOUT_S} s" if returncode is None else f"exited {returncode}"
     out(f"the export {why}; the adapter is trained. Log: {log_path}")
     return {"state": "failed", "message": f"llamafactory-cli export {why} (export.log)", "dir": None}

@@ -18,7 +18,9 @@ import json
 import os
 import sys
 
-from .inference import model_args
+from .inference import model_args, trained_form
+from .launch import peak_record
+from .measurements import peak_of
 from .render import canonical_json
 from .state import output_dir_for, read_json, write_json_atomic
 
@@ -27,12 +29,19 @@ REQUEST_FILE = "samples-request.json"
 
 
 def request(spec: dict, run_dir: str) -> dict:
-    """What the generation needs, from the job spec and the run whose adapter it loads."""
+    """What the generation needs, from the job spec and the run whose adapter it loads (and whose plan says in which
+    form the base was trained: a 4-bit job answers with the 4-bit base)."""
     return {
         "model": spec["model"], "model_revision": spec.get("model_revision"), "template": spec["template"],
         "trust_remote_code": bool(spec["trust_remote_code"]), "adapter": output_dir_for(run_dir),
         "prompts": list(spec["sample_prompts"]), "max_new_tokens": spec["sample_max_new_tokens"],
+        **_four_bit(trained_form(run_dir)),
     }
+
+
+def _four_bit(form: dict) -> dict:
+    """The trained form when it is 4-bit (a bf16 or CPU job's request, and so its key, carries none)."""
+    return form if form["precision"] == "qlora4" else {}
 
 
 def key(req: dict) -> str:
@@ -68,7 +77,9 @@ def main(argv: list | None = None) -> int:
     request_path, out_path = sys.argv[1:] if argv is None else argv
     with open(request_path, encoding="utf-8") as handle:
         req = json.load(handle)
-    write_json_atomic(out_path, {"key": key(req), "samples": generate(req)})
+    answers = generate(req)
+    # what answering took (GPU allocated, else RSS), beside the plan's estimate for this stage
+    write_json_atomic(out_path, {"key": key(req), "samples": answers, "peak_memory": peak_of(peak_record())})
     return 0
 
 

@@ -233,6 +233,7 @@ class Plan:
     estimate_gib: dict | None = None
     alternatives: dict = field(default_factory=dict)
     unified_memory: dict | None = None  # an integrated GPU: pool, RAM, what the CPU side needs, what the GPU gets
+    stages: list = field(default_factory=list)  # after training (stages.plan_stages): samples, export, api, each sized
     message: str = ""
 
     @property
@@ -260,13 +261,7 @@ def estimate(shape: ModelShape, seq: int, setting: Setting, attention: str, lora
     if seq <= 0 or setting.batch <= 0:
         raise SizingError("cutoff_len and batch must be positive")
     score_bytes = SCORE_BYTES[memory_kind(attention, sdpa_kernel)]
-    if setting.precision == "qlora4":
-        quantised = quantised_params(shape)
-        weights = quantised * QLORA_BYTES_PER_PARAM + (shape.params - quantised) * 2.0
-    elif setting.precision == "fp32":
-        weights = shape.params * 4.0
-    else:
-        weights = shape.params * 2.0
+    weights = weights_bytes(shape, setting.precision)
     state_bytes = PAGED_LORA_STATE_BYTES_PER_PARAM if setting.paged_optimizer else LORA_STATE_BYTES_PER_PARAM
     lora_state = shape.lora_params(lora_rank) * state_bytes
 
@@ -282,6 +277,14 @@ def estimate(shape: ModelShape, seq: int, setting: Setting, attention: str, lora
     if setting.precision == "fp32":
         activations *= 2
     return Estimate(weights / GIB, lora_state / GIB, activations / GIB)
+
+
+def weights_bytes(shape: ModelShape, precision: str) -> float:
+    """The base model's weights in memory: bf16, fp32, or NF4 with double quantisation for the decoder's linear layers."""
+    if precision == "qlora4":
+        quantised = quantised_params(shape)
+        return quantised * QLORA_BYTES_PER_PARAM + (shape.params - quantised) * 2.0
+    return shape.params * (4.0 if precision == "fp32" else 2.0)
 
 
 def quantised_params(shape: ModelShape) -> int:

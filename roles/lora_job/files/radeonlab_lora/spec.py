@@ -23,6 +23,7 @@ Example (every key but model, template, dataset and output_dir is optional)::
       "sample_prompts": ["Say hi"],                # answered after training by the base model and by the adapter (greedy)
       "sample_max_new_tokens": 64,
       "export": "adapter",                         # or merged: the base model with the adapter folded in (<run dir>/merged)
+      "serve": false,                              # the play serves the adapter after training (sized by check with the samples)
       "output_dir": "/var/lib/radeonlab/lora/tiny-alpaca",
       "logging_steps": 10, "save_steps": 100, "seed": 42,
       "effective_batch_size": 8,                   # per_device batch x accumulation target
@@ -48,6 +49,7 @@ import copy
 import json
 import os
 import re
+import sys
 
 from .vocabulary import ATTENTION_REQUESTS as ATTENTION_CHOICES
 from .vocabulary import DATASET_FORMATS
@@ -72,6 +74,7 @@ DEFAULTS: dict = {
     "sample_prompts": [],
     "sample_max_new_tokens": 64,
     "export": "adapter",
+    "serve": False,
     "logging_steps": 10,
     "save_steps": 100,
     "save_total_limit": 2,
@@ -181,8 +184,9 @@ def normalize(raw: dict) -> dict:
         problems.append(f"device must be one of {list(DEVICE_CHOICES)}, got {spec['device']!r}")
     if spec["export"] not in EXPORT_CHOICES:
         problems.append(f"export must be one of {list(EXPORT_CHOICES)}, got {spec['export']!r}")
-    if not isinstance(spec["torch_without_hip"], bool):
-        problems.append(f"torch_without_hip must be true or false, got {spec['torch_without_hip']!r}")
+    for flag in ("torch_without_hip", "serve"):
+        if not isinstance(spec[flag], bool):
+            problems.append(f"{flag} must be true or false, got {spec[flag]!r}")
 
     _datasets(spec, problems)
     if spec.get("output_dir") and not os.path.isabs(str(spec["output_dir"])):
@@ -251,9 +255,13 @@ def _distributed(value, problems: list[str]) -> dict | None:
 
 
 def load(path: str) -> dict:
-    with open(path, encoding="utf-8") as handle:
-        try:
-            raw = json.load(handle)
-        except json.JSONDecodeError as exc:
-            raise SpecError(f"{path}: not JSON: {exc}") from exc
+    """The job spec in ``path``, or on standard input for ``-`` (the play checks a job before it writes its file)."""
+    try:
+        if path == "-":
+            raw = json.load(sys.stdin)
+        else:
+            with open(path, encoding="utf-8") as handle:
+                raw = json.load(handle)
+    except json.JSONDecodeError as exc:
+        raise SpecError(f"{path}: not JSON: {exc}") from exc
     return normalize(raw)

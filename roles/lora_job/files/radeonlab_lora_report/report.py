@@ -260,7 +260,19 @@ def host_notes(info: dict, status: dict) -> list:
     notes += ["retried: %s" % reason for reason in status.get("retry_reasons") or []]
     if (status.get("samples") or {}).get("state") == "failed":
         notes.append("samples: %s" % status["samples"]["message"])
-    return notes + [note for note in (export_note(status), serve_note(info)) if note]
+    return notes + [note for note in (stages_note(status), export_note(status), serve_note(info)) if note]
+
+
+def stages_note(status: dict) -> str | None:
+    """After training: each stage's planned memory beside what it measured (the API's is not measured by the job)."""
+    measured = {name: (status.get(name) or {}).get("peak_memory") for name in ("samples", "export")}
+    parts = []
+    for stage in (status.get("plan") or {}).get("stages") or []:
+        peak = measured.get(stage["name"])
+        parts.append("%s %s GiB planned (%s, %s)%s" % (
+            stage["name"], _gib(stage["needed_gib"]), stage["where"], stage["precision"],
+            ", %s GiB measured %s" % (_gib(peak["gib"]), PEAK_KINDS.get(peak["kind"], peak["kind"])) if peak else ""))
+    return "after training: %s" % "; ".join(parts) if parts else None
 
 
 def export_note(status: dict) -> str | None:

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Copyright: radeonlab.llm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# Issue 50 on a GPU machine without network, from the repository root: a job through every stage (tests/bench/after/stages.py)
+#     bash tests/bench/after/run_stages.sh tests/bench/plans/stages_16g.txt --device-name "NVIDIA H100" --steps-7b 3 --eff-batch 2
+# Carry .cache/gpu/stages (LLaMA-Factory 0.9.5 and its pure-Python extras as in run_device.sh, plus bitsandbytes 0.50.2) and
+# .cache/gpu/api (fastapi, uvicorn, sse-starlette and their dependencies: each installed only where the machine lacks it).
+# The machine's own transformers, peft and accelerate run LLaMA-Factory (DISABLE_VERSION_CHECK=1, as in the liger bench).
+set -u
+for whl in .cache/gpu/api/*.whl; do
+  module=$(basename "$whl" | cut -d- -f1)
+  python3 -c "import $module" 2>/dev/null || python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site "$whl"
+done
+export DISABLE_VERSION_CHECK=1 BENCH_WHEELS=.cache/gpu/stages BENCH_SCRIPT=tests/bench/after/stages.py BENCH_BUDGET_S=${BENCH_BUDGET_S:-560}
+exec bash tests/bench/run_device.sh "$@"

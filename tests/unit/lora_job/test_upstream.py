@@ -1,0 +1,97 @@
+# Copyright: radeonlab.llm contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What LLaMA-Factory would reject at start-up, read from its source files (radeonlab_lora.upstream): a chat template it does
+not register, an extra_args key that is no argument of its parser. The fixtures are the shapes of LLaMA-Factory 0.9.5's
+llamafactory/data/template.py, llamafactory/hparams/*.py and transformers 5.6.0's training_args.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from radeonlab_lora import spec as jobspec, upstream
+
+TEMPLATE_PY = '''
+def register_template(
+    name: str,
+    format_user=None,
+):
+    pass
+
+register_template(
+    name="qwen",
+    format_user=StringFormatter(slots=["<|im_start|>user"]),
+)
+register_template(
+    name="llama3",
+)
+'''
+HPARAMS_PY = '''
+@dataclass
+class DataArguments:
+    template: str | None = field(
+        default=None,
+    )
+    cutoff_len: int = field(default=2048)
+    enable_liger_kernel: bool = False
+
+    def __post_init__(self):
+        self.template = None
+'''
+TRANSFORMERS_PY = '''
+@dataclass
+class TrainingArguments:
+    max_steps: int = field(default=-1, metadata={"help": "..."})
+    include_num_input_tokens_seen: Optional[Union[str, bool]] = field(
+        default="no",
+    )
+'''
+
+
+@pytest.fixture(name="installed")
+def fixture_installed(tmp_path):
+    llamafactory = tmp_path / "llamafactory"
+    (llamafactory / "data").mkdir(parents=True)
+    (llamafactory / "hparams").mkdir()
+    (llamafactory / "data" / "template.py").write_text(TEMPLATE_PY)
+    (llamafactory / "hparams" / "data_args.py").write_text(HPARAMS_PY)
+    transformers = tmp_path / "transformers"
+    transformers.mkdir()
+    (transformers / "training_args.py").write_text(TRANSFORMERS_PY)
+    return str(llamafactory), str(transformers)
+
+
+def job(**overrides) -> dict:
+    return jobspec.normalize({"model": "/m", "template": "qwen", "dataset": {"name": "d", "file": "/d.json"}, "output_dir": "/o", **overrides})
+
+
+# job fields -> fragments of the problems (empty: accepted)
+CASES = {
+    "a known template and known arguments": ({"extra_args": {"max_steps": 5, "enable_liger_kernel": True}}, []),
+    "a misspelt template": ({"template": "qwne"}, ["template 'qwne' is not a chat template", "(did you mean 'qwen'?)", "llama3, qwen"]),
+    "a template of another framework": ({"template": "chatml-falcon"}, ["template 'chatml-falcon' is not"]),
+    "a misspelt argument": ({"extra_args": {"max_step": 5}}, ["extra_args key 'max_step' is not an argument", "(did you mean 'max_steps'?)"]),
+    "an argument of nothing": ({"extra_args": {"zzz_unknown": 1}}, ["extra_args key 'zzz_unknown'"]),
+    "a method, not a field": ({"extra_args": {"post_init": 1}}, ["extra_args key 'post_init'"]),
+}
+
+
+@pytest.mark.parametrize("case", CASES.values(), ids=list(CASES))
+def test_what_llamafactory_would_reject(case, installed):
+    fields, fragments = case
+    found = " | ".join(upstream.problems(job(**fields), *installed))
+    if not fragments:
+        assert found == ""
+    for fragment in fragments:
+        assert fragment in found, found
+
+
+def test_nothing_is_checked_where_llamafactory_is_not_installed(tmp_path, monkeypatch):
+    monkeypatch.setattr(upstream, "package_dir", lambda name: None)
+    assert upstream.problems(job(template="qwne")) == []
+    assert upstream.problems(job(extra_args={"max_step": 1}), str(tmp_path / "missing"), str(tmp_path / "missing")) == []
+
+
+def test_arguments_are_not_checked_without_transformers(installed, monkeypatch):
+    monkeypatch.setattr(upstream, "package_dir", lambda name: None)
+    assert upstream.problems(job(extra_args={"max_steps": 5}), installed[0], None) == []
