@@ -107,11 +107,12 @@ def test_facts_without_gpu_keys_take_the_cards_from_sysfs(tiny_job, tmp_path, ca
     assert (rc, result["device"]["train_on"], result["gpu_plan"]["vram_gib"]) == (0, "cpu", 23.98)
 
 
-def test_hash_depends_on_the_effective_plan_only(tiny_job):
+def test_hash_depends_on_the_effective_plan_and_the_stack(tiny_job):
     spec = jobspec.normalize(tiny_job)
     on_gpu = runner.prepare(spec, GPU_FACTS, matching_view(GPU_FACTS))
+    again = runner.prepare(spec, GPU_FACTS, matching_view(GPU_FACTS))
     other_torch = runner.prepare(spec, GPU_FACTS, {**matching_view(GPU_FACTS), "torch": "2.10.0+rocm7.0", "hip": "7.0.1"})
-    assert on_gpu.config_hash == other_torch.config_hash  # torch versions are not hashed
+    assert on_gpu.config_hash == again.config_hash != other_torch.config_hash  # a ROCm upgrade that moved torch trains again
     switched = runner.prepare({**spec, "torch_without_hip": True}, GPU_FACTS, torch_view([], hip=None))
     no_gpu = runner.prepare(spec, CPU_FACTS, torch_view([], hip=None))
     assert switched.config_hash == no_gpu.config_hash != on_gpu.config_hash  # the CPU plan is the CPU plan, however it was reached
