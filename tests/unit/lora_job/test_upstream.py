@@ -1,9 +1,9 @@
 # Copyright: radeonlab.llm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""What LLaMA-Factory would reject at start-up, read from its source files (radeonlab_lora.upstream): a chat template it does
-not register, an extra_args key that is no argument of its parser. The fixtures are the shapes of LLaMA-Factory 0.9.5's
-llamafactory/data/template.py, llamafactory/hparams/*.py and transformers 5.6.0's training_args.py."""
+"""What LLaMA-Factory would reject at start-up, read from its source files (radeonlab_lora.upstream): an extra_args key that is
+no argument of its parser. The fixtures are the shapes of LLaMA-Factory 0.9.5's llamafactory/hparams/*.py and transformers
+5.6.0's training_args.py."""
 
 from __future__ import annotations
 
@@ -11,21 +11,6 @@ import pytest
 
 from radeonlab_lora import spec as jobspec, upstream
 
-TEMPLATE_PY = '''
-def register_template(
-    name: str,
-    format_user=None,
-):
-    pass
-
-register_template(
-    name="qwen",
-    format_user=StringFormatter(slots=["<|im_start|>user"]),
-)
-register_template(
-    name="llama3",
-)
-'''
 HPARAMS_PY = '''
 @dataclass
 class DataArguments:
@@ -51,9 +36,7 @@ class TrainingArguments:
 @pytest.fixture(name="installed")
 def fixture_installed(tmp_path):
     llamafactory = tmp_path / "llamafactory"
-    (llamafactory / "data").mkdir(parents=True)
-    (llamafactory / "hparams").mkdir()
-    (llamafactory / "data" / "template.py").write_text(TEMPLATE_PY)
+    (llamafactory / "hparams").mkdir(parents=True)
     (llamafactory / "hparams" / "data_args.py").write_text(HPARAMS_PY)
     transformers = tmp_path / "transformers"
     transformers.mkdir()
@@ -67,9 +50,7 @@ def job(**overrides) -> dict:
 
 # job fields -> fragments of the problems (empty: accepted)
 CASES = {
-    "a known template and known arguments": ({"extra_args": {"max_steps": 5, "enable_liger_kernel": True}}, []),
-    "a misspelt template": ({"template": "qwne"}, ["template 'qwne' is not a chat template", "(did you mean 'qwen'?)", "llama3, qwen"]),
-    "a template of another framework": ({"template": "chatml-falcon"}, ["template 'chatml-falcon' is not"]),
+    "known arguments": ({"extra_args": {"max_steps": 5, "enable_liger_kernel": True}}, []),
     "a misspelt argument": ({"extra_args": {"max_step": 5}}, ["extra_args key 'max_step' is not an argument", "(did you mean 'max_steps'?)"]),
     "an argument of nothing": ({"extra_args": {"zzz_unknown": 1}}, ["extra_args key 'zzz_unknown'"]),
     "a method, not a field": ({"extra_args": {"post_init": 1}}, ["extra_args key 'post_init'"]),
@@ -88,7 +69,7 @@ def test_what_llamafactory_would_reject(case, installed):
 
 def test_nothing_is_checked_where_llamafactory_is_not_installed(tmp_path, monkeypatch):
     monkeypatch.setattr(upstream, "package_dir", lambda name: None)
-    assert upstream.problems(job(template="qwne")) == []
+    assert upstream.problems(job(extra_args={"max_step": 1})) == []
     assert upstream.problems(job(extra_args={"max_step": 1}), str(tmp_path / "missing"), str(tmp_path / "missing")) == []
 
 

@@ -1,13 +1,14 @@
 # Copyright: radeonlab.llm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""What the installed LLaMA-Factory accepts, read from its source files without importing it (an import pulls in torch
-and transformers: seconds on every ``check``): the chat template names (``register_template(name=...)`` in
-llamafactory/data/template.py) and the argument names of its parser (the dataclass fields of llamafactory/hparams/*.py
-and of transformers' training arguments, which LLaMA-Factory's TrainingArguments extends). ``check`` refuses a job
-whose template or ``extra_args`` key LLaMA-Factory would reject at start-up, before the job spec is written or the
-previous job's API is stopped. Where LLaMA-Factory is not installed (or its layout is not the one read here) nothing
-is checked: LLaMA-Factory still says it at start-up.
+"""What the installed LLaMA-Factory's parser accepts, read from its source files without importing it (an import pulls in
+torch and transformers: seconds on every ``check``): the argument names of its dataclasses (llamafactory/hparams/*.py)
+and of transformers' training arguments, which LLaMA-Factory's TrainingArguments extends. ``check`` refuses a job whose
+``extra_args`` key LLaMA-Factory would reject at start-up ("Some keys are not used by the HfArgumentParser"), before the
+job spec is written or the previous job's API is stopped. The chat template is checked earlier, by the play
+(plugins/module_utils/site_inputs.py template_problems, from the venv's data/template.py). Where LLaMA-Factory or
+transformers is not installed (or its layout is not the one read here) nothing is checked: LLaMA-Factory still says it
+at start-up.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import importlib.util
 import os
 import re
 
-TEMPLATE_RE = re.compile(r'register_template\(\s*name="([^"]+)"')
 FIELD_RE = re.compile(r"^    ([a-z_][a-z0-9_]*)\s*:\s*[^=\n]+=", re.MULTILINE)  # a class attribute with a default
 TRANSFORMERS_ARGS = ("training_args.py", "training_args_seq2seq.py")
 
@@ -39,10 +39,6 @@ def _read(path: str) -> str:
         return ""
 
 
-def templates(llamafactory_dir: str) -> set:
-    return set(TEMPLATE_RE.findall(_read(os.path.join(llamafactory_dir, "data", "template.py"))))
-
-
 def argument_names(llamafactory_dir: str, transformers_dir: str | None) -> set:
     sources = sorted(glob.glob(os.path.join(llamafactory_dir, "hparams", "*.py")))
     sources += [os.path.join(transformers_dir, name) for name in TRANSFORMERS_ARGS] if transformers_dir else []
@@ -55,18 +51,13 @@ def _nearest(name: str, known: set) -> str:
 
 
 def problems(spec: dict, llamafactory_dir: str | None = None, transformers_dir: str | None = None) -> list[str]:
-    """What LLaMA-Factory would reject at start-up in this job: an unknown template, unknown extra_args keys."""
+    """What LLaMA-Factory would reject at start-up in this job: ``extra_args`` keys that are none of its arguments."""
     llamafactory_dir = llamafactory_dir or package_dir("llamafactory")
-    if not llamafactory_dir:
-        return []
-    found = []
-    names = templates(llamafactory_dir)
-    if names and spec["template"] not in names:
-        found.append(f"template {spec['template']!r} is not a chat template of the installed LLaMA-Factory{_nearest(spec['template'], names)}; "
-                     f"its templates: {', '.join(sorted(names))}")
     transformers_dir = transformers_dir or package_dir("transformers")
-    arguments = argument_names(llamafactory_dir, transformers_dir) if transformers_dir else set()
-    if arguments:
-        for key in sorted(set(spec["extra_args"]) - arguments):
-            found.append(f"extra_args key {key!r} is not an argument of the installed LLaMA-Factory or transformers{_nearest(key, arguments)}")
-    return found
+    if not (llamafactory_dir and transformers_dir):
+        return []
+    arguments = argument_names(llamafactory_dir, transformers_dir)
+    if not arguments:
+        return []
+    return [f"extra_args key {key!r} is not an argument of the installed LLaMA-Factory or transformers{_nearest(key, arguments)}"
+            for key in sorted(set(spec["extra_args"]) - arguments)]
