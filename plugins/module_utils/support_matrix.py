@@ -2,7 +2,8 @@
 # Copyright: radeonlab.llm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The one versioned data module of radeonlab.llm: GPU support per ROCm line, PyTorch wheels, SDPA kernels, bitsandbytes.
+"""The one versioned data module of radeonlab.llm: GPU support per ROCm line, PyTorch wheels, SDPA kernels, bitsandbytes,
+Liger-Kernel.
 
 Pure data plus two tiny lookups; no Ansible import, Python 3.8 compatible. Every entry carries
 ``source`` (a section of the shared reference ``rocm_facts.md`` or a public URL) and ``verified``
@@ -15,7 +16,7 @@ Bump ``MATRIX_VERSION`` whenever any entry changes.
 
 from __future__ import annotations
 
-MATRIX_VERSION = "2026.12.10"
+MATRIX_VERSION = "2026.12.11"
 
 # ---------------------------------------------------------------------------------------------
 # Sources (short keys used by the entries below)
@@ -978,6 +979,57 @@ THEROCK = {
 }
 
 # ---------------------------------------------------------------------------------------------
+# Liger-Kernel (fused Triton kernels: RMSNorm, RoPE, SwiGLU, linear + cross-entropy without the full logits), what
+# LLaMA-Factory's enable_liger_kernel applies. radeonlab.llm.llamafactory pins this release into the venv with the other
+# requirements (its vars/main.yml carries the version as a literal; a unit test keeps the two equal) and probes it on
+# every visible GPU (files/liger_kernel_probe.py): which Radeon targets its Triton kernels run on is not recorded here
+# (nothing public says; see "targets"), so the probe alone decides, host by host.
+# ---------------------------------------------------------------------------------------------
+# model_type values LLaMA-Factory 0.9.5 patches (src/llamafactory/model/model_utils/liger_kernel.py at tag v0.9.5,
+# commit 7af90952: one apply_liger_kernel_to_* per model_type, anything else "does not support liger kernel"), each one
+# that Liger-Kernel's MODEL_TYPE_TO_APPLY_LIGER_FN has (src/liger_kernel/transformers/monkey_patch.py at v0.8.2 and at
+# main @ead96b61, 2026-08-21: the same 49 names). "glm" is LLaMA-Factory's (it applies Liger's glm4 patch to it).
+LIGER_MODEL_TYPES = (
+    "gemma", "gemma2", "gemma3", "gemma3_text", "glm", "glm4", "glm4v", "gpt_oss", "granite", "llama", "llava", "mistral",
+    "mixtral", "mllama", "olmo2", "paligemma", "phi3", "qwen2", "qwen2_5_vl", "qwen2_vl", "qwen3", "qwen3_5", "qwen3_moe",
+    "qwen3_next",
+)
+
+LIGER_KERNEL = {
+    "version": "0.8.5",
+    "model_types": LIGER_MODEL_TYPES,
+    "requires": ("torch>=2.1.2", "triton>=2.3.1"),
+    "targets": None,  # UNVERIFIED for every Radeon target: the probe decides
+    "verified": False,
+    "source": (
+        "version: docs/performance.md 'Fused kernels' (liger-kernel 0.8.5 from PyPI, measured 2026-12-07 on an H100 with "
+        "LLaMA-Factory 0.9.5: 'Liger kernel has been applied', peaks in tests/bench/liger); requires: the PyPI wheel's "
+        "metadata (tests/bench/liger/README.md) = setup.py get_default_dependencies() for a cuda/cpu build machine "
+        "(linkedin/Liger-Kernel setup.py: the dependencies are chosen where the wheel is built; ROCm source installs get "
+        "triton>=3.0.0 only); model types: LIGER_MODEL_TYPES above; ROCm: README 'ROCm: torch >= 2.5.0, triton >= 3.0.0', "
+        "CI .github/workflows/amd-ci.yml runs on linux-mi300-gpu-1 (gfx942, ROCm 7.1) only; maintainer on "
+        "linkedin/Liger-Kernel#51: 'they share the same compatibility as triton itself ... only tested on Ampere and "
+        "Hopper'; https://github.com/hiyouga/LlamaFactory/issues/10511 (R9700, gfx1201, ROCm 6.3: pip install "
+        "liger-kernel brought Triton 3.7.0, which fails: cannot get address for 'hipDrvLaunchKernelEx' from libamdhip64.so)"
+    ),
+    "notes": (
+        "0.8.5 (PyPI, 2026-10) is newer than the stored Liger-Kernel snapshot (main @ead96b61 still says 0.8.2): that it "
+        "keeps the 0.8.2 model types is an inference (the measured 0.8.5 patched qwen2 and llama). The PyPI wheel requires "
+        "triton: on a ROCm torch (whose Triton is the pytorch-triton-rocm distribution) pip adds PyPI's triton beside it, "
+        "the combination LlamaFactory#10511 saw fail on ROCm 6.3; the probe runs the kernels through whatever triton the "
+        "venv then imports, so such a host probes 'failed' and plans without them. No Radeon target is verified."
+    ),
+}
+
+
+def liger_kernel_release(version=None):
+    """The Liger-Kernel row (``version`` pins one: only the recorded release exists)."""
+    if version not in (None, "", LIGER_KERNEL["version"]):
+        raise ValueError("liger-kernel %s is not recorded (known: %s)" % (version, LIGER_KERNEL["version"]))
+    return dict(LIGER_KERNEL)
+
+
+# ---------------------------------------------------------------------------------------------
 # Names the controller and the LoRA runner share. The runner ships to the hosts (stdlib only, no collection import)
 # and reads them from roles/lora_job/files/radeonlab_lora/vocabulary.json, which tests/tools/gen_runner_vocabulary.py
 # writes from this table (a unit test fails when the file is stale).
@@ -1014,7 +1066,12 @@ VOCABULARY = {
         "distributed": ["save_on_each_node"],
     },
     "runner_managed_keys_by_plan": ("quantization_bit", "quantization_method", "quantization_type", "double_quantization",
-                                    "optim", "use_cpu"),
+                                    "optim", "use_cpu", "enable_liger_kernel"),
+    # lora_job_fused_kernels and the job spec's fused_kernels: auto (where the probe passed and the family is patched) |
+    # liger (the same, refused where it cannot be) | off
+    "fused_kernels": ("auto", "liger", "off"),
+    # the model_type values LLaMA-Factory patches with Liger-Kernel (LIGER_KERNEL below)
+    "liger_model_types": LIGER_MODEL_TYPES,
 }
 
 # ---------------------------------------------------------------------------------------------

@@ -130,3 +130,13 @@ def test_bitsandbytes_is_pinned_and_its_probe_recorded_why_4bit_cannot_run_here(
     # the lab's torch (PyPI's CUDA build) sees no GPU: the probe, not a setting, says 4-bit QLoRA cannot run, and why
     assert record["ok"] is False and "sees no GPU: no 4-bit kernel can run" in record["reason"], record
     assert record["version"] == "0.50.2"
+
+
+def test_liger_kernel_is_pinned_and_its_probe_recorded_no_gpu(host):
+    version = host.check_output("runuser -u %s -- %s/bin/python -c %s", USER, VENV,
+                                "import importlib.metadata as m; print(m.version('liger-kernel'))").splitlines()[-1]
+    assert version == "0.8.5"
+    record = json.loads(host.file(FACTS).content_string)["liger_kernel"]
+    # the lab's torch (PyPI's CUDA build) sees no GPU: the probe says the fused kernels cannot run here, and why
+    assert record["ok"] is False and record["reason"].startswith("no GPU: torch 2.13.0"), record
+    assert record["version"] == "0.8.5"

@@ -180,6 +180,16 @@ def test_job_facts_are_the_visible_gpus(host):
     assert facts["gpus"][0]["vram_kb"] > 0 and facts["ram_kb"] > 0
 
 
+def test_the_job_plans_without_the_fused_kernels_where_their_probe_saw_no_gpu(host):
+    facts = json.loads(host.file("/var/lib/radeonlab/lora/tiny-alpaca/gpu.json").content_string)
+    assert facts["liger_kernel"]["ok"] is False and facts["liger_kernel"]["reason"].startswith("no GPU"), facts["liger_kernel"]
+    status = _status(host)
+    for plan in (status["plan"], status["gpu_plan"]):  # the CPU it trains on, and the card it would train on
+        assert plan["fused_kernels"] == "off", plan
+    assert "training on the CPU" in status["plan"]["fused_kernels_reason"]
+    assert "the Liger-Kernel probe did not pass on this host: no GPU" in status["gpu_plan"]["fused_kernels_reason"]
+
+
 def test_trained_on_cpu_because_torch_has_no_hip_and_planned_for_the_real_card(host):
     status = _status(host)
     gfx, vram_gib = _presented(host)

@@ -214,3 +214,28 @@ def test_held_out_samples_are_another_job_and_none_held_out_hashes_as_before(tin
     base = _prepared(tiny_job).config_hash
     assert _prepared({**tiny_job, "val_size": 0.05}).config_hash != base
     assert _prepared({**tiny_job, "val_size": 0}).config_hash == base
+
+
+LIGER_PROBE = {"ok": True, "reason": "LigerRMSNorm and the fused linear cross-entropy match torch", "version": "0.8.5"}
+
+
+@pytest.mark.parametrize("fused_kernels, probe, rendered", [
+    ("auto", LIGER_PROBE, True),
+    ("liger", LIGER_PROBE, True),
+    ("off", LIGER_PROBE, False),
+    ("auto", {"ok": False, "reason": "torch 2.13.0 (HIP -) sees no GPU"}, False),  # the lab: planned and rendered without
+    ("auto", None, False),
+])
+def test_enable_liger_kernel_is_rendered_only_when_the_plan_has_the_kernels(tiny_job, fused_kernels, probe, rendered):
+    facts = {"vram_kb": RX7900XTX_24G, **({"liger_kernel": probe} if probe else {})}
+    prepared = _prepared({**tiny_job, "fused_kernels": fused_kernels}, facts)
+    assert prepared.plan.fused_kernels == ("liger" if rendered else "off"), prepared.plan.fused_kernels_reason
+    cfg = prepared.train_config()
+    assert cfg.get("enable_liger_kernel") is (True if rendered else None)
+    if not rendered:  # a job without the kernels hashes as it did before they existed
+        assert prepared.config_hash == _prepared({**tiny_job, "fused_kernels": "off"}, {"vram_kb": RX7900XTX_24G}).config_hash
+
+
+def test_extra_args_cannot_turn_the_kernels_on_behind_the_plan(tiny_job):
+    with pytest.raises(RenderError, match="fused_kernels"):
+        _prepared({**tiny_job, "extra_args": {"enable_liger_kernel": True}}).train_config()

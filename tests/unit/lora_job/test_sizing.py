@@ -359,3 +359,93 @@ def test_math_kernel_plan_checkpoints_where_flash_does_not():
 def test_unknown_sdpa_kernel_is_refused():
     with pytest.raises(SizingError, match="sdpa_kernel"):
         plan_job(Q05, cutoff_len=512, attention="sdpa", device=Device(RX6600_8G), sdpa_kernel="cudnn")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Fused kernels (issue 52): liger-kernel 0.8.5 through LLaMA-Factory 0.9.5's enable_liger_kernel, NVIDIA H100, torch
+# 2.11.0+cu130, transformers 5.17.0, peft 0.21.0, sdpa, seq 2048, 2026-12-07 (docs/performance.md "Fused kernels",
+# docs/performance/h100_2026-12-07_liger.jsonl): shape, batch, grad ckpt, liger, peak allocated GiB
+LLAMA32_3B_UNTIED = {"model_type": "llama", "hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 28,
+                     "num_attention_heads": 24, "num_key_value_heads": 8, "vocab_size": 128256, "tie_word_embeddings": False}
+LIGER_H100 = [
+    (QWEN25_7B, 1, True, False, 18.37),
+    (QWEN25_7B, 1, True, True, 15.49),
+    (QWEN25_7B, 1, False, True, 24.81),
+    (QWEN25_7B, 2, True, True, 16.50),
+    (LLAMA32_3B_UNTIED, 1, True, False, 10.21),
+    (LLAMA32_3B_UNTIED, 1, True, True, 7.61),
+]
+
+
+@pytest.mark.parametrize("config, batch, ckpt, liger, measured", LIGER_H100)
+def test_fused_kernel_rows_are_estimated_at_or_just_over_their_peak(config, batch, ckpt, liger, measured):
+    total = estimate(ModelShape.from_config(config), 2048, Setting("bf16", ckpt, batch), "sdpa", fused=liger).total_gib
+    assert 0.0 <= total / measured - 1 <= 0.10, f"{total:.2f} GiB vs measured {measured}"
+
+
+def test_fused_kernels_do_not_change_an_estimate_without_them():
+    assert estimate(Q7, 2048, Setting("bf16", True, 1), "sdpa").total_gib == pytest.approx(18.64, abs=0.01)
+
+
+def _liger_device(vram_kib, ok=True):
+    return Device(vram_kib=vram_kib, liger_ok=ok,
+                  liger_reason="LigerRMSNorm and the fused linear cross-entropy match torch on all 1 visible GPU(s)" if ok
+                  else "torch 2.13.0+cu130 (HIP -) sees no GPU: no Triton kernel can run")
+
+
+LLAMA3B = ModelShape.from_config(LLAMA32_3B_UNTIED)
+# card, shape, cutoff_len -> (batch, checkpointing) without the kernels, then with them (None: refused); fused_kernels auto
+FUSED_DECISIONS = [
+    (RX7900XTX_24G, Q7, 2048, (1, True), (4, True)),  # the issue's case: what the -2.9 GiB buys on a 24 GB card
+    (RX7900XTX_24G, Q7, 1024, (2, True), (1, False)),
+    (RX7900XTX_24G, Q7, 4096, None, (2, True)),
+    (RX7900XTX_24G, LLAMA3B, 2048, (1, False), (2, False)),
+    (RX6800XT_16G, LLAMA3B, 2048, (1, True), (4, True)),
+    (RX6800XT_16G, LLAMA3B, 4096, None, (2, True)),
+    (RX6800XT_16G, Q7, 2048, None, None),  # bf16 7 B weights alone are 14.2 GiB: the kernels do not change that
+]
+
+
+@pytest.mark.parametrize("vram, shape, seq, without, with_liger", FUSED_DECISIONS)
+def test_the_plan_spends_what_the_fused_kernels_save(vram, shape, seq, without, with_liger):
+    for ok, expected in ((False, without), (True, with_liger)):
+        plan = plan_job(shape, cutoff_len=seq, attention="sdpa", device=_liger_device(vram, ok), fused_kernels="auto")
+        got = None if plan.refused else (plan.per_device_train_batch_size, plan.gradient_checkpointing)
+        assert got == expected, (ok, plan.message)
+        assert plan.as_dict()["fused_kernels"] == ("liger" if ok else "off")
+        assert plan.refused or plan.gradient_accumulation_steps == 8 // got[0]
+
+
+@pytest.mark.parametrize("asked, device, config, reason", [
+    ("off", _liger_device(RX7900XTX_24G), QWEN25_7B, "fused_kernels is off"),
+    ("auto", _liger_device(RX7900XTX_24G, ok=False), QWEN25_7B,
+     "the Liger-Kernel probe did not pass on this host: torch 2.13.0+cu130 (HIP -) sees no GPU"),
+    ("auto", Device(vram_kib=RX7900XTX_24G), QWEN25_7B, "no probe ran"),
+    ("auto", _liger_device(None), QWEN25_7B, "training on the CPU"),
+    ("auto", _liger_device(RX7900XTX_24G), {**QWEN25_7B, "model_type": "starcoder2"}, "no Liger-Kernel into model_type 'starcoder2'"),
+])
+def test_auto_plans_without_the_kernels_and_says_why(asked, device, config, reason):
+    plan = plan_job(ModelShape.from_config(config), cutoff_len=1024, attention="sdpa", device=device, fused_kernels=asked)
+    assert not plan.refused and plan.fused_kernels == "off" and reason in plan.fused_kernels_reason, plan.fused_kernels_reason
+    assert "Liger" not in plan.message
+
+
+def test_liger_that_cannot_be_honoured_is_refused_with_the_probe_reason():
+    plan = plan_job(Q7, cutoff_len=2048, attention="sdpa", device=_liger_device(RX7900XTX_24G, ok=False), fused_kernels="liger")
+    assert plan.refused and "fused_kernels is liger, but the Liger-Kernel probe did not pass" in plan.message
+    assert "sees no GPU" in plan.message
+    with pytest.raises(SizingError, match="unknown fused_kernels"):
+        plan_job(Q7, cutoff_len=2048, attention="sdpa", device=_liger_device(RX7900XTX_24G), fused_kernels="on")
+
+
+def test_a_shape_without_config_has_no_family_to_patch():
+    plan = plan_job(ModelShape.from_params(7.6), cutoff_len=2048, attention="sdpa", device=_liger_device(RX7900XTX_24G),
+                    fused_kernels="auto")
+    assert plan.fused_kernels == "off" and "model_type is unknown" in plan.fused_kernels_reason
+
+
+def test_device_from_facts_reads_the_liger_probe():
+    facts = {"vram_kb": RX7900XTX_24G, "liger_kernel": {"ok": True, "reason": "kernels match torch", "version": "0.8.5"}}
+    device = device_from_facts(facts)
+    assert device.liger_ok and device.liger_reason == "kernels match torch"
+    assert not device_from_facts({"vram_kb": RX7900XTX_24G}).liger_ok

@@ -54,6 +54,7 @@ class ModelShape:
     tied_embeddings: bool
     experts: int = 1
     source: str = "config"  # "config" | "params" (extrapolated)
+    model_type: str = ""  # config.json's model_type (which fused kernels patch it); "" when extrapolated
 
     @property
     def params_b(self) -> float:
@@ -124,7 +125,8 @@ class ModelShape:
             mlp += 3 * hidden * shared
         per_layer = attn + mlp + 2 * hidden
         params = layers * per_layer + hidden + vocab * hidden * (1 if tied else 2)
-        return cls(params, hidden, layers, intermediate, vocab, heads, kv_heads, head_dim, tied, experts, "config")
+        model_type = str(config.get("model_type") or cfg.get("model_type") or "")  # the top level: what LLaMA-Factory reads
+        return cls(params, hidden, layers, intermediate, vocab, heads, kv_heads, head_dim, tied, experts, "config", model_type)
 
     @classmethod
     def from_params(cls, params_b: float, vocab: int | None = None) -> "ModelShape":

@@ -144,6 +144,8 @@ def training_config(spec: dict, plan: Plan, *, output_dir: str, dataset_dir: str
                     "per_device_eval_batch_size": plan.per_device_train_batch_size})
     if plan.paged_optimizer:
         cfg["optim"] = "paged_adamw_32bit"
+    if plan.fused_kernels == "liger":  # only then: a job without the kernels keeps its config hash
+        cfg["enable_liger_kernel"] = True
     if plan.device == "cpu":
         cfg["use_cpu"] = True
     cfg.update({"ddp_timeout": 180000000, "seed": spec["seed"], "resume_from_checkpoint": None})
@@ -152,6 +154,8 @@ def training_config(spec: dict, plan: Plan, *, output_dir: str, dataset_dir: str
     if (spec.get("distributed") or {}).get("nnodes", 1) > 1:  # no shared disk: every node keeps the checkpoints it resumes from
         cfg["save_on_each_node"] = True
 
+    if "enable_liger_kernel" in spec["extra_args"]:  # the plan sizes the kernels: it alone turns them on
+        raise RenderError("extra_args may not set enable_liger_kernel: the job's fused_kernels (lora_job_fused_kernels) decides it")
     clashes = sorted(set(spec["extra_args"]) & set(cfg))
     if clashes:
         raise RenderError(f"extra_args may not override keys the runner manages: {clashes}")

@@ -190,6 +190,7 @@ def make_plan(spec: dict, shape: ModelShape, device: sizing.Device, attention: s
         allow_qlora=spec["allow_qlora"],
         sdpa_kernel=spec["sdpa_kernel"],
         world_size=world,
+        fused_kernels=spec["fused_kernels"],
     )
 
 

@@ -26,6 +26,20 @@ vocabulary, ``H`` attention heads, ``N`` parameters, ``P_lora`` trainable LoRA p
     no checkpointing:  fixed + b s (logits + L layer_act) + b L scores
     checkpointing:     fixed + b s 2 h L + max(b s logits, b s layer_act + b scores)
 
+With fused kernels (Liger-Kernel through LLaMA-Factory's ``enable_liger_kernel``: ``fused`` below) the logits are never
+materialised and RMSNorm and SwiGLU keep less per layer::
+
+    logits       = 10 h  bytes per token                        the fused linear + cross-entropy works in chunks of
+                                                                 ~ b s h / V rows (Liger sizes them so), so its logits
+                                                                 chunk, their gradient and the input's gradient are a
+                                                                 few h per token, not V (derived, not fitted)
+    layer_act    = 24 h + 6.0 i  bytes per token per layer      (the SwiGLU kernel keeps gate and up only)
+    recompute    = 2.0 (b s layer_act + b scores)               checkpointing: the backward of one recomputed layer,
+                                                                 its activations and their gradients
+
+    no checkpointing:  fixed + b s (logits + L layer_act) + b L scores
+    checkpointing:     fixed + b s 2 h L + max(b s logits, recompute)
+
 Calibration: LLaMA-Factory 0.9.5 run by this package (``run``: the peak its launch wrapper records) and
 ``llamafactory-cli train`` on the same rendered YAML, on an NVIDIA H200 (torch 2.11.0+cu130, transformers
 5.6.0, peft 0.18.1, accelerate 1.11.0: the versions LLaMA-Factory 0.9.5 pins), sdpa, 2026-12-01; random-weight
@@ -43,6 +57,11 @@ peak (``test_model_reproduces_llamafactory_h200`` pins every row)::
             s 1792 b1 ckpt 8.95 (+1.7 %)   s 1024 b1 12.97 (+6.0 %)      s 1024 b2 ckpt paged 9.34 (+1.4 %)
             s 2048 b1 ckpt paged 9.34 (+1.4 %, the 12 GB card's plan)
             s 2048 b1 eager 39.29 (+6.7 %)   sdpa 20.27 (+8.7 %)   math 34.31 (+8.8 %)
+    Fused kernels (liger-kernel 0.8.5, issue 52; NVIDIA H100, torch 2.11.0+cu130, transformers 5.17.0, peft 0.21.0,
+    LLaMA-Factory 0.9.5, sdpa, 2026-12-07; docs/performance/h100_2026-12-07_liger.jsonl):
+    7.62 B  s 2048 b1 ckpt 15.49 (+0.9 %)   s 2048 b2 ckpt 16.50 (+1.7 %)   s 2048 b1 25.07 / 24.81 (+1.7 %)
+            (the same job without them: s 2048 b1 ckpt 18.37, +1.5 %, the row above)
+    3.61 B  Llama-3.2-3B shape (vocab 128 256, untied): s 2048 b1 ckpt 7.61 (+1.2 %); without them 10.21 (+1.9 %)
     14.8 B  s 1024 b1 ckpt 12.09 (+0.2 %)
     1.54 B  sdpa   s 2048 b1 12.51 (+0.9 %)   s 2048 b1 ckpt 6.74 (+3.0 %)
     0.49 B  sdpa   s 1024 b2 / s 2048 b1 7.40 (+1.9 %)     b4 / b2 13.61 (+3.6 %)
@@ -57,6 +76,13 @@ with 14.25 the checkpointed 0.5 B rows, where the logits term is nearly all the 
 +14.9 % over their peaks (the logits term is the same for every Qwen2.5 size: 152 k vocabulary). The pair was
 chosen on a grid (logits 12.5 .. 14.5, math 4.75 .. 5.25) as the one whose every measured LLaMA-Factory row is at
 or over its peak with the smallest worst case: +0.2 .. +9.2 % over all 35 rows above (issue 18, calls 1-8).
+
+The fused constants (issue 52) were fitted on the four Liger rows above, two shapes: ``layer_act``'s intermediate
+constant 6.0 on the only row without checkpointing (7 B: +1.7 %; anything in 5.6 .. 8.0 keeps it in +0 .. +10 %), the
+recompute factor 2.0 on the checkpointed rows, whose peak is no longer the loss but the backward of one recomputed layer
+(measured 1.62 .. 1.64 x layer_act; 2.0 puts all three at +0.9 .. +1.7 %). The logits constant (10 h) is Liger's
+chunking, not a fit: it bounds no measured row. The fused per-hidden constant stays 24 (the fused RMSNorm's saving is
+not separable in these rows).
 
 Second reference, the first calibration: a bare transformers + PEFT loop on the same H200
 (``shared/reference/lora_memory_h200.md``, 7.64 B, 3 + 8 steps): checkpointed batch 1 16.75 / 19.0 GiB at
@@ -78,6 +104,13 @@ fastest first, and the first that fits wins:
 
 1. bf16, no checkpointing, largest batch (power of two, at most the effective batch target),
 2. bf16 with gradient checkpointing, largest batch,
+The fused kernels are not a candidate of their own: they are on for every candidate where the job allows them
+(``fused_kernels``: ``auto`` or ``liger``), the host's Liger-Kernel probe passed on its GPUs (a real kernel call, the
+llamafactory role's) and LLaMA-Factory patches the model's ``model_type`` (vocabulary ``liger_model_types``); the
+saving then buys the larger batch or no checkpointing. ``liger`` that cannot be honoured is a refusal, ``auto`` plans
+without them and says why (``fused_kernels_reason``). With them the 7 B model at s = 2048 on a 24 GB card plans batch 4
+with checkpointing (needed 22.5 GiB) instead of batch 1 (22.0 GiB); the card cannot go without checkpointing (29.2 GiB).
+
 3. 4-bit QLoRA (only when allowed *and* the bitsandbytes probe passed on the host), without then with
    checkpointing, always with double quantisation (it saves 0.047 B per quantised weight, 0.29 GiB for 7 B,
    at no measurable speed cost); last, checkpointed with a paged optimiser (``paged_adamw_32bit``), which
@@ -97,6 +130,10 @@ Limits
   (NF4 + double-quantised absmax); the measured 7 B peak is the bf16 peak minus exactly the weights saved
   (9.43 = 18.44 - 14.18 + 5.17 GiB), so activations are sized as for bf16; CDNA's default block of 128
   needs a little less (sized as 64). The paged optimiser is derived, not measured on ROCm.
+- Fused kernels: two shapes (Qwen2.5-7B, Llama-3.2-3B), one stack, an NVIDIA GPU; batch 4 and other families
+  (Gemma's GeGLU, MoE, vision models) are scaled by the terms above, not measured; eager and math attention with them
+  are not measured (their scores are doubled in the recompute, on the safe side). Which Radeon targets run the
+  Triton kernels is the probe's finding on each host, not the model's.
 - ``sdpa`` is sized by the kernel that serves it (``sdpa_kernel``, the llamafactory role's decision from
   support_matrix.SDPA_KERNELS): ``flash`` (AOTriton flash / memory-efficient, the default, no score matrix)
   or ``math``. The math constant (5.0 B per score, between flash's 0 and eager's 6.5) was fitted first on
@@ -125,7 +162,7 @@ from dataclasses import asdict, dataclass, field, replace
 from . import devices
 from .modelshape import ModelShape
 from .unified import UnifiedMemory
-from .vocabulary import ATTENTION_REQUESTS, SDPA_KERNELS
+from .vocabulary import ATTENTION_REQUESTS, FUSED_KERNELS, LIGER_MODEL_TYPES, SDPA_KERNELS
 
 GIB = float(1 << 30)
 
@@ -134,6 +171,9 @@ CKPT_BYTES_PER_HIDDEN = 2.0
 LAYER_BYTES_PER_HIDDEN = 24.0
 LAYER_BYTES_PER_INTERMEDIATE = 8.1
 EAGER_BYTES_PER_SCORE = 6.5
+FUSED_LOGITS_BYTES_PER_HIDDEN = 10.0  # Liger's fused linear + cross-entropy: logits in chunks of ~b s h / V rows (derived)
+FUSED_LAYER_BYTES_PER_INTERMEDIATE = 6.0  # Liger's SwiGLU keeps gate and up: fitted on 7 B without checkpointing, +1.7 %
+FUSED_RECOMPUTE_FACTOR = 2.0  # checkpointed with fused kernels: one recomputed layer and its gradients, +0.9 .. +1.7 %
 MATH_BYTES_PER_SCORE = 5.0  # SDPA math kernel, refitted with the logits constant: every measured row +0.2 .. +9.2 % (see above)
 LORA_STATE_BYTES_PER_PARAM = 16.0
 PAGED_LORA_STATE_BYTES_PER_PARAM = 8.0  # fp32 LoRA weight + grad; Adam m, v paged
@@ -167,6 +207,8 @@ class Device:
     name: str = ""
     bitsandbytes_reason: str = ""  # the probe's reason (why 4-bit does not work here), when it failed
     unified: UnifiedMemory | None = None  # an integrated GPU: vram_kib is its pool, shared with the CPU side
+    liger_ok: bool = False  # the llamafactory role's Liger-Kernel probe passed on every visible GPU
+    liger_reason: str = ""  # the probe's reason (what ran, or why the kernels do not work here)
 
     @property
     def is_gpu(self) -> bool:
@@ -233,6 +275,8 @@ class Plan:
     estimate_gib: dict | None = None
     alternatives: dict = field(default_factory=dict)
     unified_memory: dict | None = None  # an integrated GPU: pool, RAM, what the CPU side needs, what the GPU gets
+    fused_kernels: str = "off"  # liger: LLaMA-Factory's enable_liger_kernel, sized with the fused terms | off
+    fused_kernels_reason: str = ""  # why (the probe, the model's family, the request)
     stages: list = field(default_factory=list)  # after training (stages.plan_stages): samples, export, api, each sized
     message: str = ""
 
@@ -256,8 +300,8 @@ def memory_kind(attention: str, sdpa_kernel: str = "flash") -> str:
 
 
 def estimate(shape: ModelShape, seq: int, setting: Setting, attention: str, lora_rank: int = 8,
-             sdpa_kernel: str = "flash") -> Estimate:
-    """Peak memory of one LoRA training step (see the module docstring for the formula)."""
+             sdpa_kernel: str = "flash", fused: bool = False) -> Estimate:
+    """Peak memory of one LoRA training step (see the module docstring for the formula); ``fused``: Liger-Kernel on."""
     if seq <= 0 or setting.batch <= 0:
         raise SizingError("cutoff_len and batch must be positive")
     score_bytes = SCORE_BYTES[memory_kind(attention, sdpa_kernel)]
@@ -266,12 +310,14 @@ def estimate(shape: ModelShape, seq: int, setting: Setting, attention: str, lora
     lora_state = shape.lora_params(lora_rank) * state_bytes
 
     tokens = setting.batch * seq
-    logits = LOGITS_BYTES_PER_VOCAB * shape.vocab
-    layer_act = LAYER_BYTES_PER_HIDDEN * shape.hidden + LAYER_BYTES_PER_INTERMEDIATE * shape.intermediate
+    logits = FUSED_LOGITS_BYTES_PER_HIDDEN * shape.hidden if fused else LOGITS_BYTES_PER_VOCAB * shape.vocab
+    intermediate = FUSED_LAYER_BYTES_PER_INTERMEDIATE if fused else LAYER_BYTES_PER_INTERMEDIATE
+    layer_act = LAYER_BYTES_PER_HIDDEN * shape.hidden + intermediate * shape.intermediate
     scores_per_layer = score_bytes * shape.heads * seq * seq * setting.batch
     if setting.gradient_checkpointing:
         stored = tokens * CKPT_BYTES_PER_HIDDEN * shape.hidden * shape.layers
-        activations = stored + max(tokens * logits, tokens * layer_act + scores_per_layer)
+        recompute = (tokens * layer_act + scores_per_layer) * (FUSED_RECOMPUTE_FACTOR if fused else 1.0)
+        activations = stored + max(tokens * logits, recompute)
     else:
         activations = tokens * (logits + shape.layers * layer_act) + shape.layers * scores_per_layer
     if setting.precision == "fp32":
@@ -337,11 +383,11 @@ def _largest_fitting(low: int, high: int, fits) -> int | None:
 
 
 def _alternatives(shape: ModelShape, seq: int, attention: str, rank: int, device: Device, allow_qlora: bool,
-                  sdpa_kernel: str = "flash") -> dict:
+                  sdpa_kernel: str = "flash", fused: bool = False) -> dict:
     """What would fit this GPU when the job as asked does not (QLoRA in its smallest setting, shorter cutoff, smaller model)."""
     reserve = device.reserve_gib
     alternatives: dict = {}
-    qlora = estimate(shape, seq, Setting("qlora4", True, 1, paged_optimizer=True), attention, rank, sdpa_kernel)
+    qlora = estimate(shape, seq, Setting("qlora4", True, 1, paged_optimizer=True), attention, rank, sdpa_kernel, fused)
     alternatives["qlora4"] = {
         "needed_gib": round(qlora.needed_gib(reserve), 2),
         "fits": _fits(qlora, device),
@@ -351,12 +397,14 @@ def _alternatives(shape: ModelShape, seq: int, attention: str, rank: int, device
     }
     qlora_ok = allow_qlora and device.bitsandbytes_ok
     smallest = Setting("qlora4", True, 1, paged_optimizer=True) if qlora_ok else Setting("bf16", True, 1)
-    longest = _largest_fitting(1, max(1, seq // 128), lambda k: _fits(estimate(shape, k * 128, smallest, attention, rank, sdpa_kernel), device))
+    longest = _largest_fitting(1, max(1, seq // 128),
+                               lambda k: _fits(estimate(shape, k * 128, smallest, attention, rank, sdpa_kernel, fused), device))
     alternatives["max_cutoff_len"] = longest * 128 if longest else None
     bf16_ckpt = Setting("bf16", True, 1)
 
     def model_fits(tenths: int) -> bool:
-        return _fits(estimate(ModelShape.from_params(tenths / 10, shape.vocab), seq, bf16_ckpt, attention, rank, sdpa_kernel), device)
+        return _fits(estimate(ModelShape.from_params(tenths / 10, shape.vocab), seq, bf16_ckpt, attention, rank, sdpa_kernel, fused),
+                     device)
 
     largest = _largest_fitting(1, max(1, int(shape.params_b * 10)), model_fits)
     alternatives["max_model_params_b_bf16"] = largest / 10 if largest else None
@@ -392,11 +440,29 @@ def _refusal_message(shape, seq, device, smallest: Estimate, alternatives: dict)
     return ". ".join(parts)
 
 
+def fused_kernels_for(request: str, device: Device, shape: ModelShape) -> tuple[bool, str]:
+    """Whether a job's ``fused_kernels`` request (auto | liger | off) gets Liger-Kernel on this device, and why."""
+    if request not in FUSED_KERNELS:
+        raise SizingError(f"unknown fused_kernels {request!r}; expected one of {list(FUSED_KERNELS)}")
+    if request == "off":
+        return False, "fused_kernels is off"
+    if not device.is_gpu:
+        return False, "training on the CPU, where no Triton kernel runs"
+    if not device.liger_ok:
+        return False, "the Liger-Kernel probe did not pass on this host: " + (device.liger_reason or "no probe ran (radeonlab.llm.llamafactory records it)")
+    if shape.model_type not in LIGER_MODEL_TYPES:
+        what = f"model_type {shape.model_type!r}" if shape.model_type else "a model without config.json (its model_type is unknown)"
+        return False, f"LLaMA-Factory patches no Liger-Kernel into {what}"
+    return True, f"Liger-Kernel on ({shape.model_type}; {device.liger_reason or 'the probe passed'})"
+
+
 def plan_job(shape: ModelShape, *, cutoff_len: int, attention: str, device: Device, effective_batch: int = 8,
-             lora_rank: int = 8, allow_qlora: bool = False, sdpa_kernel: str = "flash", world_size: int = 1) -> Plan:
+             lora_rank: int = 8, allow_qlora: bool = False, sdpa_kernel: str = "flash", world_size: int = 1,
+             fused_kernels: str = "off") -> Plan:
     """Choose the fastest setting that fits, or refuse with the numbers. Never plans a run the model says will OOM.
 
     ``sdpa_kernel`` (flash | math) says which kernel serves ``attention="sdpa"``; other backends ignore it.
+    ``fused_kernels`` (auto | liger | off): see :func:`fused_kernels_for`; ``liger`` that cannot be honoured is refused.
     ``world_size`` data-parallel processes share the effective batch: each is sized (``device`` is one of them,
     the smallest card) for ``ceil(effective_batch / world_size)`` samples a step.
     """
@@ -404,6 +470,7 @@ def plan_job(shape: ModelShape, *, cutoff_len: int, attention: str, device: Devi
         raise SizingError("effective_batch must be positive")
     if world_size <= 0:
         raise SizingError("world_size must be positive")
+    fused, fused_reason = fused_kernels_for(fused_kernels, device, shape)
     per_rank = math.ceil(effective_batch / world_size)
     qlora_ok = allow_qlora and device.bitsandbytes_ok
     plan = Plan(
@@ -416,7 +483,12 @@ def plan_job(shape: ModelShape, *, cutoff_len: int, attention: str, device: Devi
         attention_memory=memory_kind(attention, sdpa_kernel),
         effective_batch_target=effective_batch,
         world_size=world_size,
+        fused_kernels="liger" if fused else "off",
+        fused_kernels_reason=fused_reason,
     )
+    if fused_kernels == "liger" and not fused:
+        plan.message = f"refused: fused_kernels is liger, but {fused_reason}; set fused_kernels auto or off"
+        return plan
     where = f"{device.vram_gib:.2f} GiB GPU"
     if device.unified:
         plan.unified_memory = device.unified.as_dict()
@@ -433,7 +505,7 @@ def plan_job(shape: ModelShape, *, cutoff_len: int, attention: str, device: Devi
         plan.available_gib = round(capacity - reserve, 2)
 
     for setting in candidate_settings(device, per_rank, qlora_ok):
-        est = estimate(shape, cutoff_len, setting, attention, lora_rank, sdpa_kernel)
+        est = estimate(shape, cutoff_len, setting, attention, lora_rank, sdpa_kernel, fused)
         if _fits(est, device):
             plan.decision = "train"
             plan.precision = setting.precision
@@ -452,7 +524,8 @@ def plan_job(shape: ModelShape, *, cutoff_len: int, attention: str, device: Devi
             plan.message = (
                 f"{precision}, batch {setting.batch} x accumulation {plan.gradient_accumulation_steps}, "
                 f"gradient checkpointing {'on' if setting.gradient_checkpointing else 'off'}: needs {plan.needed_gib:.1f} GiB on the {where}"
-            ) + (f", on each of {world_size} data-parallel processes" if world_size > 1 else "")
+            ) + (f", on each of {world_size} data-parallel processes" if world_size > 1 else "") + (
+                ", Liger-Kernel fused kernels on" if fused else "")
             return plan
 
     if not device.is_gpu:
@@ -465,10 +538,10 @@ def plan_job(shape: ModelShape, *, cutoff_len: int, attention: str, device: Devi
         )
         return plan
 
-    smallest = estimate(shape, cutoff_len, Setting("bf16", True, 1), attention, lora_rank, sdpa_kernel)
+    smallest = estimate(shape, cutoff_len, Setting("bf16", True, 1), attention, lora_rank, sdpa_kernel, fused)
     plan.needed_gib = round(smallest.needed_gib(reserve), 2)
     plan.estimate_gib = smallest.as_dict(reserve)
-    plan.alternatives = _alternatives(shape, cutoff_len, attention, lora_rank, device, allow_qlora, sdpa_kernel)
+    plan.alternatives = _alternatives(shape, cutoff_len, attention, lora_rank, device, allow_qlora, sdpa_kernel, fused)
     plan.message = _refusal_message(shape, cutoff_len, device, smallest, plan.alternatives)
     return plan
 
@@ -487,7 +560,7 @@ def device_from_facts(facts: dict | None) -> Device:
     smallest sizes the plan. Integrated ones (an APU's, when it has no usable discrete card): their pool is shared with
     the CPU side (``unified``). Optional keys: ``reserve_gib``, ``ram_kb``, ``host_reserve_gib`` (integrated GPUs),
     ``bitsandbytes_ok`` and ``bitsandbytes`` (the llamafactory role's probe result: ``{"ok", "reason", "version"}``; its
-    ``ok`` counts when ``bitsandbytes_ok`` is absent).
+    ``ok`` counts when ``bitsandbytes_ok`` is absent), ``liger_kernel`` (its Liger-Kernel probe, the same keys).
     """
     facts = dict(facts or {})
     if isinstance(facts.get("rocm"), dict):
@@ -502,6 +575,7 @@ def device_from_facts(facts: dict | None) -> Device:
         unified = UnifiedMemory(smallest["vram_kb"], ram, **({} if host_reserve is None else {"host_reserve_gib": float(host_reserve)}))
     reserve = facts.get("reserve_gib")
     probe = facts.get("bitsandbytes") if isinstance(facts.get("bitsandbytes"), dict) else {}
+    liger = facts.get("liger_kernel") if isinstance(facts.get("liger_kernel"), dict) else {}
     return Device(
         vram_kib=smallest["vram_kb"] if smallest else None,
         reserve_gib=float(DEFAULT_RESERVE_GIB if reserve is None else reserve),
@@ -510,6 +584,8 @@ def device_from_facts(facts: dict | None) -> Device:
         name=str(smallest["name"] if smallest else facts.get("name") or facts.get("marketing_name") or ""),
         bitsandbytes_reason=str(probe.get("reason") or ""),
         unified=unified,
+        liger_ok=bool(liger.get("ok", False)),
+        liger_reason=str(liger.get("reason") or ""),
     )
 
 

@@ -31,6 +31,9 @@ Example (every key but model, template, dataset and output_dir is optional)::
       "sdpa_kernel": "flash",                      # which kernel serves sdpa (llamafactory_facts.attention.sdpa_kernel):
                                                    # flash (AOTriton, the default) | math (sized with the score matrix)
       "allow_qlora": true,                         # the job may fall back to 4-bit QLoRA (only where the GPU facts' bitsandbytes probe passed)
+      "fused_kernels": "auto",                     # Liger-Kernel (LLaMA-Factory's enable_liger_kernel): auto = where the GPU facts'
+                                                   # liger_kernel probe passed and LLaMA-Factory patches the model's family;
+                                                   # liger = the same, refused where it cannot be; off
       "device": "auto",                            # auto: the GPUs of the facts when there are any | gpu: refuse without one | cpu
       "torch_without_hip": false,                  # the lab's switch: torch has no HIP here, so GPU facts + a torch that sees
                                                    # no GPU train on the CPU (with device auto) instead of refusing
@@ -52,7 +55,7 @@ import re
 import sys
 
 from .vocabulary import ATTENTION_REQUESTS as ATTENTION_CHOICES
-from .vocabulary import DATASET_FORMATS
+from .vocabulary import DATASET_FORMATS, FUSED_KERNELS
 from .vocabulary import SDPA_KERNELS as SDPA_KERNEL_CHOICES
 
 DEVICE_CHOICES = ("auto", "gpu", "cpu")
@@ -83,6 +86,7 @@ DEFAULTS: dict = {
     "attention": "auto",
     "sdpa_kernel": "flash",
     "allow_qlora": True,
+    "fused_kernels": "auto",
     "device": "auto",
     "torch_without_hip": False,
     "packing": False,
@@ -180,6 +184,8 @@ def normalize(raw: dict) -> dict:
         problems.append(f"attention must be one of {list(ATTENTION_CHOICES)}, got {spec['attention']!r}")
     if spec["sdpa_kernel"] not in SDPA_KERNEL_CHOICES:
         problems.append(f"sdpa_kernel must be one of {list(SDPA_KERNEL_CHOICES)}, got {spec['sdpa_kernel']!r}")
+    if spec["fused_kernels"] not in FUSED_KERNELS:
+        problems.append(f"fused_kernels must be one of {list(FUSED_KERNELS)}, got {spec['fused_kernels']!r}")
     if spec["device"] not in DEVICE_CHOICES:
         problems.append(f"device must be one of {list(DEVICE_CHOICES)}, got {spec['device']!r}")
     if spec["export"] not in EXPORT_CHOICES:

@@ -15,3 +15,5 @@ ATTENTION_FALLBACKS = tuple(_NAMES["attention_fallbacks"])
 SDPA_KERNELS = tuple(_NAMES["sdpa_kernels"])
 DATASET_FORMATS = tuple(_NAMES["dataset_formats"])
 CONFIG_SUFFIX = _NAMES["llamafactory_config_suffix"]  # of the JSON configs LLaMA-Factory reads (see the data module)
+FUSED_KERNELS = tuple(_NAMES["fused_kernels"])  # what a job may ask for: auto | liger | off
+LIGER_MODEL_TYPES = frozenset(_NAMES["liger_model_types"])  # the model_type values LLaMA-Factory patches with Liger-Kernel

@@ -297,3 +297,20 @@ def test_rocm_repo_defaults_carry_the_default_line():
 def test_readmes_name_the_default_line(path, text):
     with open(os.path.join(ROOT, path)) as handle:
         assert text % sm.default_rocm_line() in handle.read()
+
+
+def test_llamafactory_pins_the_recorded_liger_kernel():
+    import yaml
+
+    with open(os.path.join(ROOT, "roles", "llamafactory", "vars", "main.yml")) as handle:
+        role_vars = yaml.safe_load(handle)
+    assert role_vars["_llamafactory_liger_kernel_version"] == sm.liger_kernel_release()["version"] == "0.8.5"
+    with pytest.raises(ValueError, match="liger-kernel 0.9.0 is not recorded"):
+        sm.liger_kernel_release("0.9.0")
+
+
+def test_liger_model_types_hold_the_measured_families_and_no_radeon_target_is_claimed():
+    assert {"qwen2", "llama"} <= set(sm.LIGER_MODEL_TYPES) == set(sm.VOCABULARY["liger_model_types"])
+    assert sm.LIGER_KERNEL["targets"] is None and sm.LIGER_KERNEL["verified"] is False
+    assert "LlamaFactory/issues/10511" in sm.LIGER_KERNEL["source"]
+    assert "enable_liger_kernel" in sm.VOCABULARY["runner_managed_keys_by_plan"]
