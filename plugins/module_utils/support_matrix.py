@@ -16,7 +16,7 @@ Bump ``MATRIX_VERSION`` whenever any entry changes.
 
 from __future__ import annotations
 
-MATRIX_VERSION = "2026.12.11"
+MATRIX_VERSION = "2026.12.12"
 
 # ---------------------------------------------------------------------------------------------
 # Sources (short keys used by the entries below)
@@ -980,8 +980,9 @@ THEROCK = {
 
 # ---------------------------------------------------------------------------------------------
 # Liger-Kernel (fused Triton kernels: RMSNorm, RoPE, SwiGLU, linear + cross-entropy without the full logits), what
-# LLaMA-Factory's enable_liger_kernel applies. radeonlab.llm.llamafactory pins this release into the venv with the other
-# requirements (its vars/main.yml carries the version as a literal; a unit test keeps the two equal) and probes it on
+# LLaMA-Factory's enable_liger_kernel applies. radeonlab.llm.llamafactory pins this release into the venv in the pip job of
+# the other requirements, without its dependencies (venv_pip_no_deps: torch and Triton are the venv's own; its vars/main.yml
+# carries the version as a literal, a unit test keeps the two equal) and probes it on
 # every visible GPU (files/liger_kernel_probe.py): which Radeon targets its Triton kernels run on is not recorded here
 # (nothing public says; see "targets"), so the probe alone decides, host by host.
 # ---------------------------------------------------------------------------------------------
@@ -1010,14 +1011,26 @@ LIGER_KERNEL = {
         "CI .github/workflows/amd-ci.yml runs on linux-mi300-gpu-1 (gfx942, ROCm 7.1) only; maintainer on "
         "linkedin/Liger-Kernel#51: 'they share the same compatibility as triton itself ... only tested on Ampere and "
         "Hopper'; https://github.com/hiyouga/LlamaFactory/issues/10511 (R9700, gfx1201, ROCm 6.3: pip install "
-        "liger-kernel brought Triton 3.7.0, which fails: cannot get address for 'hipDrvLaunchKernelEx' from libamdhip64.so)"
+        "liger-kernel brought Triton 3.7.0, which fails: cannot get address for 'hipDrvLaunchKernelEx' from libamdhip64.so); "
+        "requires checked 2026-12-07: liger_kernel-0.8.5-py3-none-any.whl from PyPI (sha256 "
+        "60789cd576af073ab9b192b570d2597fd0cdad489cd62fb44fb16256d43754c9), METADATA "
+        "Requires-Dist torch>=2.1.2, triton>=2.3.1 (the rest behind extras); ROCm torch's Triton: PyTorch's "
+        ".circleci/scripts/binary_populate_env.sh (a stored version, 'Set triton via PYTORCH_EXTRA_INSTALL_REQUIREMENTS for triton rocm "
+        "package': TRITON_REQUIREMENT=pytorch-triton-rocm==${TRITON_VERSION} for +rocm wheels), "
+        "https://github.com/pytorch/builder/pull/1463 ('PyTorch ROCm wheels from pytorch.org will have pytorch-triton-rocm "
+        "as an install dependency'); it is the triton/ package under another name: .github/scripts/build_triton_wheel.py "
+        "(@0036db5a: device rocm -> TRITON_WHEEL_NAME pytorch-triton-rocm, built from ROCm/triton's python/triton); later "
+        "names: triton-rocm (https://github.com/pytorch/pytorch/issues/186350) and, in AMD's ROCm/pytorch builds, triton "
+        "(https://github.com/ROCm/pytorch/pull/2914)"
     ),
     "notes": (
         "0.8.5 (PyPI, 2026-10) is newer than the stored Liger-Kernel snapshot (main @ead96b61 still says 0.8.2): that it "
         "keeps the 0.8.2 model types is an inference (the measured 0.8.5 patched qwen2 and llama). The PyPI wheel requires "
-        "triton: on a ROCm torch (whose Triton is the pytorch-triton-rocm distribution) pip adds PyPI's triton beside it, "
-        "the combination LlamaFactory#10511 saw fail on ROCm 6.3; the probe runs the kernels through whatever triton the "
-        "venv then imports, so such a host probes 'failed' and plans without them. No Radeon target is verified."
+        "the distribution triton: on a ROCm torch (whose Triton is pytorch-triton-rocm, the same triton/ package) pip would "
+        "put PyPI's triton over it, the combination LlamaFactory#10511 saw fail on ROCm 6.3. So it is installed with "
+        "--no-deps; pip check accepts that one unmet requirement where another distribution ships triton/ inside the range "
+        "(module_utils/pip_check.py), and the probe names a Triton that is missing, doubled or not torch's. No Radeon "
+        "target is verified."
     ),
 }
 

@@ -16,8 +16,14 @@ logits), each compared with the same computation in plain torch. Which Radeon ta
 so this call is what decides. ``ok`` is true only when every visible GPU passed; otherwise ``reason`` says why (no
 liger-kernel, torch without a GPU, a Triton that does not import or compile for the target, wrong numbers). Never
 raises; prints one JSON object on the last line and exits 0 unless the arguments are wrong.
+
+liger-kernel is installed without its dependencies (radeonlab.llm.venv_pip's venv_pip_no_deps): its Triton is torch's
+own, whichever distribution ships the ``triton`` package (pytorch-triton-rocm for a ROCm torch of download.pytorch.org,
+``triton`` for a CUDA one). ``triton`` names those distributions; where Triton does not import or the kernels fail, the
+reason says when none ships it, when two do (the one unpacked last wins), or when it is not the one torch requires.
 """
 import json
+import re
 import sys
 from importlib import metadata
 
@@ -27,6 +33,58 @@ TOLERANCE = 0.02  # relative error against torch in bf16 (bf16 rounding is ~0.4 
 def _error(exc):
     text = "%s: %s" % (type(exc).__name__, exc)
     return " ".join(text.split())[:400]
+
+
+def _canonical(name):
+    return re.sub(r"[-_.]+", "-", name or "").lower()
+
+
+def triton_providers():
+    """The installed distributions that ship the ``triton`` package ("name version"), from top_level.txt, else RECORD."""
+    found, seen = [], set()
+    for dist in metadata.distributions():
+        name = dist.metadata["Name"] or ""
+        if not name or _canonical(name) in seen:
+            continue
+        seen.add(_canonical(name))
+        top = dist.read_text("top_level.txt")
+        if (top is not None and "triton" in top.split()) or (top is None and any(
+                getattr(path, "parts", ("",))[0] == "triton" for path in dist.files or [])):
+            found.append("%s %s" % (name, dist.version))
+    return sorted(found)
+
+
+def torch_triton():
+    """The Triton requirement of the installed torch distribution ("pytorch-triton-rocm==3.3.1"), or None."""
+    try:
+        requires = metadata.distribution("torch").requires or []
+    except metadata.PackageNotFoundError:
+        return None
+    for text in requires:
+        spec, _semicolon, marker = text.partition(";")
+        if "triton" in spec and "extra" not in marker:
+            return "".join(spec.split())
+    return None
+
+
+def triton_cause(providers, wanted, torch_label):
+    """Why Triton may not work: none ships it, two do, or it is not the distribution (or release) torch requires."""
+    if not providers:
+        return ("no distribution in this venv ships the triton package (liger-kernel is installed without its dependencies: "
+                "its Triton is torch's own, %s)" % ("%s, which is missing" % wanted if wanted else "which %s does not bring" % torch_label))
+    if len(providers) > 1:
+        return "%s all ship the triton package, the one unpacked last wins (%s requires %s)" % (
+            " and ".join(providers), torch_label, wanted or "none of them")
+    name, _space, version = providers[0].partition(" ")
+    match = re.match(r"^([A-Za-z0-9._-]+)\s*(?:===?\s*(\S+))?", wanted or "")
+    if not match:
+        return ""
+    if _canonical(match.group(1)) != _canonical(name):
+        return "the triton package is %s's, not the Triton %s was built with (%s): another package's dependency put it there" % (
+            providers[0], torch_label, wanted)
+    if match.group(2) and match.group(2) != version:
+        return "triton is %s where %s requires %s" % (providers[0], torch_label, wanted)
+    return ""
 
 
 def _rel(torch, got, want):
@@ -84,12 +142,8 @@ def probe():
     except metadata.PackageNotFoundError:
         result["reason"] = "liger-kernel is not installed in this venv"
         return result
-    for name in ("triton", "pytorch-triton-rocm"):
-        try:
-            result["triton"] = "%s %s" % (name, metadata.version(name))
-            break
-        except metadata.PackageNotFoundError:
-            continue
+    providers = triton_providers()
+    result["triton"] = ", ".join(providers) or None
     try:
         import torch  # pylint: disable=import-outside-toplevel
     except Exception as exc:  # pylint: disable=broad-except
@@ -102,17 +156,25 @@ def probe():
     if not torch.cuda.is_available() or torch.cuda.device_count() == 0:
         result["reason"] = "no GPU: torch %s (HIP %s) sees none, so no Triton kernel can run" % (torch.__version__, result["hip"] or "-")
         return result
+    label = "torch %s (%s)" % (torch.__version__, ("HIP %s" % result["hip"]) if result["hip"] else ("CUDA %s" % result["cuda"]))
+    cause = triton_cause(providers, torch_triton(), label)
+    because = (" - %s" % cause) if cause else ""
+    try:
+        import triton  # noqa: F401 pylint: disable=import-outside-toplevel,unused-import
+    except Exception as exc:  # pylint: disable=broad-except
+        result["reason"] = "Triton does not import, so no Liger-Kernel kernel can run: %s%s" % (_error(exc), because)
+        return result
     try:
         from liger_kernel.transformers import LigerFusedLinearCrossEntropyLoss, LigerRMSNorm  # pylint: disable=import-outside-toplevel
     except Exception as exc:  # pylint: disable=broad-except
-        result["reason"] = "liger-kernel %s does not import: %s" % (result["version"], _error(exc))
+        result["reason"] = "liger-kernel %s does not import: %s%s" % (result["version"], _error(exc), because)
         return result
     kernels = {"rms_norm": LigerRMSNorm, "flce": LigerFusedLinearCrossEntropyLoss}
     result["gpus"] = [check_gpu(torch, kernels, index) for index in range(torch.cuda.device_count())]
     failed = [gpu for gpu in result["gpus"] if not gpu["ok"]]
     result["ok"] = not failed
     result["reason"] = ("liger-kernel %s kernels work on all %d visible GPU(s)" % (result["version"], len(result["gpus"]))
-                        if not failed else "; ".join(gpu["reason"] for gpu in failed))
+                        if not failed else "; ".join(gpu["reason"] for gpu in failed) + because)
     return result
 
 

@@ -4,13 +4,16 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Are these requirements already satisfied in this Python environment? (radeonlab.llm.venv_pip)
 
-    <venv>/bin/python torch_probe.py 'torch==2.9.1+rocm6.4' 'torchvision==0.24.1+rocm6.4' ...
+    <venv>/bin/python torch_probe.py 'torch==2.9.1+rocm6.4' 'torchvision==0.24.1+rocm6.4' ... [--no-deps REQUIREMENT...]
 
 Prints one JSON object: {"satisfied": bool, "installed": {name: version}, "problems": [text]}.
 Checks each requirement and, recursively, the dependencies of what it finds, the way pip would (a
 marker that does not hold here drops a requirement; ``name[extra]`` adds what that extra needs), but
-without pip's network access, so a satisfied venv costs no download at all. Uses the ``packaging``
-copy that every pip vendors; read-only; exit status 0 unless the arguments are wrong.
+without pip's network access, so a satisfied venv costs no download at all. The requirements after
+``--no-deps`` are what pip installs without their dependencies (venv_pip_no_deps): each must be there,
+but what it requires is not followed (the venv's own packages answer for it; pip check says which may
+be missing). Uses the ``packaging`` copy that every pip vendors; read-only; exit status 0 unless the
+arguments are wrong.
 """
 import json
 import sys
@@ -40,9 +43,10 @@ def _applies(req, extras):
     return req.marker is None or any(req.marker.evaluate({"extra": extra}) for extra in extras)
 
 
-def probe(requirements):
+def probe(requirements, no_deps=()):
     installed, problems, seen = {}, [], set()
-    todo = [(req, None) for req in map(Requirement, requirements) if _applies(req, [""])]
+    todo = [(req, None) for req in map(Requirement, list(requirements) + list(no_deps)) if _applies(req, [""])]
+    alone = {canonicalize_name(Requirement(spec).name) for spec in no_deps}
     while todo:
         req, parent = todo.pop()
         key = (canonicalize_name(req.name), str(req.specifier), tuple(sorted(req.extras)))
@@ -59,6 +63,8 @@ def probe(requirements):
         if req.specifier and not req.specifier.contains(version, prereleases=True):
             problems.append("%s %s is installed, %s wanted%s" % (req.name, version, req, where))
             continue
+        if canonicalize_name(req.name) in alone:
+            continue
         extras = [""] + sorted(req.extras)  # name[extra] also needs what that extra adds
         for dep in dist.requires or []:
             dep_req = Requirement(dep)
@@ -68,10 +74,11 @@ def probe(requirements):
 
 
 def main(argv):
-    if not argv:
-        sys.stderr.write("usage: torch_probe.py REQUIREMENT...\n")
+    split = argv.index("--no-deps") if "--no-deps" in argv else len(argv)
+    if not argv[:split] and not argv[split + 1:]:
+        sys.stderr.write("usage: torch_probe.py REQUIREMENT... [--no-deps REQUIREMENT...]\n")
         return 2
-    print(json.dumps(probe(argv), sort_keys=True))
+    print(json.dumps(probe(argv[:split], argv[split + 1:]), sort_keys=True))
     return 0
 
 

@@ -7,14 +7,15 @@
     python wheelhouse.py --dir DIR --sets JSON [--check]
 
 JSON is a list of wheel sets, one per distinct host kind of the play:
-    {"python_version": "3.11", "platform": "manylinux_2_28_x86_64", "requirements": [...],
+    {"python_version": "3.11", "platform": "manylinux_2_28_x86_64", "requirements": [...], "no_deps": [...],
      "index_url": "...", "extra_index_urls": [...], "trusted_hosts": [...], "pip_options": [...]}
 
 For every set, ``pip download`` fetches the requirements and all their dependencies as binary
-wheels for that Python and platform into DIR (flat, so one HTTP directory listing serves all sets
-to ``pip install --no-index --find-links``). A set that was downloaded completely before is
-skipped: DIR/.radeonlab/<key>.json records what it consists of (key = hash of the requirements,
-Python, platform and indexes), and its files are still there. pip runs isolated from the
+wheels for that Python and platform, then a second ``pip download --no-deps`` the wheels of
+"no_deps" alone (what the hosts install without its dependencies: venv_pip_no_deps), into DIR
+(flat, so one HTTP directory listing serves all sets to ``pip install --no-index --find-links``).
+A set that was downloaded completely before is skipped: DIR/.radeonlab/<key>.json records what it
+consists of (key = hash of the requirements, Python, platform and indexes), and its files are still there. pip runs isolated from the
 controller's own pip configuration (files and PIP_* variables), so a laptop and a CI runner with
 extra indexes or constraints configured download the same thing; everything it needs is passed
 explicitly. Its output goes to DIR/.radeonlab/<key>.log while it runs.
@@ -65,6 +66,8 @@ def key_of(wheel_set):
     identity = {k: wheel_set.get(k) for k in ("python_version", "platform", "index_url")}
     identity["requirements"] = sorted(wheel_set.get("requirements") or [])
     identity["extra_index_urls"] = sorted(wheel_set.get("extra_index_urls") or [])
+    if wheel_set.get("no_deps"):  # only where there are some: the keys (stamps) of the sets without stay as they were
+        identity["no_deps"] = sorted(wheel_set["no_deps"])
     blob = json.dumps(identity, sort_keys=True).encode("utf-8")
     return hashlib.sha256(blob).hexdigest()[:16]
 
@@ -138,7 +141,8 @@ def links_page(wheels):
         "\n".join(links))
 
 
-def pip_argv(wheel_set, directory):
+def pip_argv(wheel_set, directory, no_deps=False):
+    """The pip download of the set's requirements with their dependencies, or (no_deps) of its "no_deps" alone."""
     argv = [sys.executable, "-m", "pip", "--isolated", "download", "--disable-pip-version-check",
             "--progress-bar", "off", "--only-binary=:all:", "--implementation", "cp",
             "--python-version", wheel_set["python_version"], "--dest", directory,
@@ -150,31 +154,33 @@ def pip_argv(wheel_set, directory):
     for host in wheel_set.get("trusted_hosts") or []:
         argv += ["--trusted-host", host]
     argv += list(wheel_set.get("pip_options") or [])
-    argv += list(wheel_set["requirements"])
+    argv += ["--no-deps"] + list(wheel_set["no_deps"]) if no_deps else list(wheel_set["requirements"])
     return argv
 
 
 def download(wheel_set, directory, log_path):
-    argv = pip_argv(wheel_set, directory)
     env = dict(os.environ, PIP_CONFIG_FILE=os.devnull)
     names = []
     with open(log_path, "w", encoding="utf-8") as log:
-        log.write("$ %s\n" % " ".join(argv))
-        log.flush()
-        proc = subprocess.Popen(argv, cwd=directory, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, universal_newlines=True)
-        tail = []
-        for line in proc.stdout:
-            log.write(line)
+        for no_deps in [False] + ([True] if wheel_set.get("no_deps") else []):
+            argv = pip_argv(wheel_set, directory, no_deps)
+            log.write("$ %s\n" % " ".join(argv))
             log.flush()
-            tail = (tail + [line.rstrip()])[-20:]
-            match = _LINE.match(line)
-            if match:
-                names.append(os.path.basename(match.group(1)))
-        rc = proc.wait()
-    if rc != 0:
-        raise RuntimeError("pip download failed (rc %d) for %s on Python %s; last lines of %s:\n%s" % (
-            rc, " ".join(wheel_set["requirements"]), wheel_set["python_version"], log_path, "\n".join(tail)))
+            proc = subprocess.Popen(argv, cwd=directory, env=env, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, universal_newlines=True)
+            tail = []
+            for line in proc.stdout:
+                log.write(line)
+                log.flush()
+                tail = (tail + [line.rstrip()])[-20:]
+                match = _LINE.match(line)
+                if match:
+                    names.append(os.path.basename(match.group(1)))
+            rc = proc.wait()
+            if rc != 0:
+                what = ["--no-deps"] + wheel_set["no_deps"] if no_deps else wheel_set["requirements"]
+                raise RuntimeError("pip download failed (rc %d) for %s on Python %s; last lines of %s:\n%s" % (
+                    rc, " ".join(what), wheel_set["python_version"], log_path, "\n".join(tail)))
     files = []
     for name in sorted(set(names)):
         path = os.path.join(directory, name)

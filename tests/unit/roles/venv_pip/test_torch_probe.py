@@ -70,3 +70,19 @@ def test_no_arguments_is_a_usage_error(run_script):
     proc = run_script("venv_pip", "torch_probe.py")
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr.startswith("usage: torch_probe.py REQUIREMENT...")
+
+
+def test_no_deps_requirements_are_there_but_not_followed(load_script, dist, tmp_path, monkeypatch, capsys):
+    # liger-kernel installed with --no-deps: its triton is torch's own (another distribution), never a missing requirement
+    dist(tmp_path, "rl-liger", "0.8.5", ["rl-torch>=2.1.2", "rl-triton>=2.3.1"])
+    dist(tmp_path, "rl-torch", "2.9.1", [])
+    monkeypatch.syspath_prepend(str(tmp_path))
+    probe = load_script("venv_pip", "torch_probe.py")
+    assert probe.probe(["rl-torch==2.9.1"], ["rl-liger==0.8.5"]) == {
+        "satisfied": True, "installed": {"rl-torch": "2.9.1", "rl-liger": "0.8.5"}, "problems": []}
+    assert probe.probe(["rl-torch==2.9.1"], ["rl-liger==0.8.6"])["problems"] == ["rl-liger 0.8.5 is installed, rl-liger==0.8.6 wanted"]
+    assert probe.probe([], ["rl-absent==1.0"])["problems"] == ["rl-absent==1.0 is not installed"]
+    # the same package with its dependencies is what pip would complete
+    assert probe.probe(["rl-liger==0.8.5"])["problems"] == ["rl-triton>=2.3.1 is not installed (needed by rl-liger 0.8.5)"]
+    assert probe.main(["rl-torch==2.9.1", "--no-deps", "rl-liger==0.8.5"]) == 0
+    assert json.loads(capsys.readouterr().out)["satisfied"] is True

@@ -90,7 +90,9 @@ def test_platforms_spot_values(wheelhouse):
     ({"platform": "manylinux_2_34_x86_64"}, False),
     ({"index_url": "https://mirror.lan/simple"}, False),
     ({"extra_index_urls": ["https://pypi.org/simple"]}, False),
-], ids=["same", "hosts-and-options-ignored", "requirements", "python", "platform", "index", "extra-index"])
+    ({"no_deps": []}, True),  # a set without any keeps the key (the stamp) it had before no_deps existed
+    ({"no_deps": ["liger-kernel==0.8.5"]}, False),
+], ids=["same", "hosts-and-options-ignored", "requirements", "python", "platform", "index", "extra-index", "no-no-deps", "no-deps"])
 def test_key_of(wheelhouse, change, same):
     assert (wheelhouse.key_of(dict(SET, **change)) == wheelhouse.key_of(SET)) is same
 
@@ -239,6 +241,20 @@ def test_download_then_present(wheelhouse, fake_pip, tmp_path, monkeypatch):
     assert len(calls_of(fake_pip)) == 1
     os.remove(directory / TORCH)  # a wheel deleted by hand: the set is fetched again
     assert wheelhouse.run(str(directory), [SET], check=True)["sets"][0]["status"] == "missing"
+
+
+def test_no_deps_are_downloaded_alone_into_the_same_set(wheelhouse, fake_pip, tmp_path, monkeypatch):
+    liger = "liger_kernel-0.8.5-py3-none-any.whl"
+    wheel_set = dict(SET, no_deps=["liger-kernel==0.8.5"])
+    directory = tmp_path / "wh"
+    monkeypatch.setenv("FAKE_PIP_FILES", json.dumps({TORCH: 5, liger: 2}))
+    monkeypatch.setenv("FAKE_PIP_OUT", json.dumps(["Saved ./" + TORCH, "Saved ./" + liger]))
+    result = wheelhouse.run(str(directory), [wheel_set], check=False)
+    assert (result["sets"][0]["status"], result["sets"][0]["names"]) == ("downloaded", sorted([TORCH, liger]))
+    first, second = calls_of(fake_pip)
+    assert first["argv"][-1] == "torch==2.9.1+rocm6.4" and "--no-deps" not in first["argv"]
+    assert second["argv"][-2:] == ["--no-deps", "liger-kernel==0.8.5"] and "torch==2.9.1+rocm6.4" not in second["argv"]
+    assert wheelhouse.run(str(directory), [wheel_set], check=True)["sets"][0]["status"] == "present"
 
 
 @pytest.mark.parametrize("rc, out, files, message", [
