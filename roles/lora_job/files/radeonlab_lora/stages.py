@@ -47,7 +47,7 @@ class Stage:
     where: str  # gpu | cpu
     precision: str  # bf16 | qlora4 | fp32
     needed_gib: float
-    available_gib: float | None  # None: not checked (host RAM not known)
+    available_gib: float | None  # the GPU's memory (needed_gib holds the runtime reserve) or host RAM's share; None: unknown
     estimate_gib: dict
 
     @property
@@ -84,9 +84,9 @@ def export_estimate(shape: ModelShape) -> sizing.Estimate:
 def _inference_stage(name: str, plan: sizing.Plan, shape: ModelShape, device: sizing.Device, tokens: int, rank: int) -> Stage:
     precision = INFERENCE_PRECISION[plan.precision]
     est = inference_estimate(shape, precision, tokens, rank)
-    if plan.device == "gpu":
+    if plan.device == "gpu":  # as for training: the estimate with margin and reserve against the GPU's memory (its unified share)
         reserve = device.reserve_gib
-        available = (plan.vram_gib or 0.0) - reserve
+        available = plan.vram_gib or 0.0
     else:
         reserve = 0.0
         available = None if not device.ram_kib else device.ram_kib / (1 << 20) * sizing.CPU_RAM_FRACTION
@@ -128,8 +128,9 @@ def refusal(stages: list[Stage]) -> str | None:
     for stage in stages:
         if not stage.fits:
             place = "GPU" if stage.where == "gpu" else "host RAM"
-            return (f"refused: {WHAT[stage.name]} needs {stage.needed_gib:.1f} GiB of {place} ({stage.precision}) but "
-                    f"{stage.available_gib:.1f} GiB are available after training: {FIX[stage.name]}")
+            reserve = stage.estimate_gib["reserve"]
+            need = f"{stage.needed_gib:.1f} GiB of {place} ({stage.precision}" + (f", {reserve:.1f} GiB runtime reserve included)" if reserve else ")")
+            return f"refused: {WHAT[stage.name]} needs {need} but the {place} has {stage.available_gib:.1f} GiB after training: {FIX[stage.name]}"
     return None
 
 
