@@ -322,8 +322,8 @@ def resume_warnings(resume, read=None):
     return ["lora_job_save_steps %d is as long as the run or longer (about %d optimizer steps: %d training records, "
             "lora_job_effective_batch_size %s, lora_job_num_train_epochs %s), so no checkpoint is written before the end: a "
             "job killed or rebooted mid-run resumes from nothing and trains all %d steps again. Set lora_job_save_steps to "
-            "at most %d to have a checkpoint halfway." % (save_steps, steps, train, resume.get("effective_batch_size"),
-                                                           resume.get("num_train_epochs"), steps, max(steps // 2, 1))]
+            "at most %d to have a checkpoint halfway." % (
+                save_steps, steps, train, resume.get("effective_batch_size"), resume.get("num_train_epochs"), steps, max(steps // 2, 1))]
 
 
 def secret_problems(secrets):

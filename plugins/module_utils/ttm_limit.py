@@ -104,8 +104,8 @@ def plan(ram_bytes, current=None, request_gib=None, reserve_gib=OS_RESERVE_GIB, 
         result["notes"].append("amdgpu.gttsize=%d is set: deprecated and to be removed (kernel docs); the TTM limit is the "
                                "setting of record" % gtt)
     if configured is not None and configured != current_pages:
-        result["notes"].append("%s gives %s GiB (%d pages) from %s" % (loc["file"], result["configured_gib"], configured,
-                                                                        sm.APU_TTM["applies_at"]))
+        result["notes"].append("%s gives %s GiB (%d pages) from %s" % (
+            loc["file"], result["configured_gib"], configured, sm.APU_TTM["applies_at"]))
     if request is None and request_gib not in (None, ""):
         return _refuse(result, "a GPU share of %r GiB is not a size" % (request_gib,))
     if request is None or request == 0:
@@ -120,8 +120,7 @@ def plan(ram_bytes, current=None, request_gib=None, reserve_gib=OS_RESERVE_GIB, 
         return _refuse(result, "a GPU share of %s GiB is more than the %s GiB RAM the OS sees (MemTotal)" % (request_gib, ram_gib))
     if ram_gib - request < reserve:
         return _refuse(result, "a GPU share of %s GiB leaves the OS %.2f GiB of its %s GiB RAM, less than the %s GiB it "
-                               "keeps (the CPU side of a LoRA job); at most %s GiB" % (request_gib, ram_gib - request, ram_gib,
-                                                                                    reserve, max_gib))
+                       "keeps (the CPU side of a LoRA job); at most %s GiB" % (request_gib, ram_gib - request, ram_gib, reserve, max_gib))
     pages = pages_for(request)
     result.update(pages=pages, gib=gib_of(pages), line=sm.APU_TTM["option_line"].format(module=loc["module"], pages=pages))
     if request > ram_gib * sm.APU_TTM["warn_share"]:

@@ -39,13 +39,13 @@ def sized(spec, host) -> tuple:
 # host facts -> training precision, {stage: (where, precision, fits)}
 CASES = {
     # the case: QLoRA on a 16 GB card answers and serves in 4-bit; the export merges in host RAM
-    "7B QLoRA on 16 GB, 64 GiB RAM": (facts(RX6800XT_16G, 64), "qlora4",
-                                     {"samples": ("gpu", "qlora4", True), "export": ("cpu", "bf16", True), "api": ("gpu", "qlora4", True)}),
-    "7B bf16 on 24 GB, 64 GiB RAM": (facts(RX7900XTX_24G, 64), "bf16",
-                                    {"samples": ("gpu", "bf16", True), "export": ("cpu", "bf16", True), "api": ("gpu", "bf16", True)}),
+    "7B QLoRA on 16 GB, 64 GiB RAM": (
+        facts(RX6800XT_16G, 64), "qlora4", {"samples": ("gpu", "qlora4", True), "export": ("cpu", "bf16", True), "api": ("gpu", "qlora4", True)}),
+    "7B bf16 on 24 GB, 64 GiB RAM": (
+        facts(RX7900XTX_24G, 64), "bf16", {"samples": ("gpu", "bf16", True), "export": ("cpu", "bf16", True), "api": ("gpu", "bf16", True)}),
     # 16 GiB of RAM cannot hold a 7B model's bf16 weights to merge them (15.3 GiB RSS measured)
-    "7B QLoRA on 16 GB, 16 GiB RAM": (facts(RX6800XT_16G, 16), "qlora4",
-                                     {"samples": ("gpu", "qlora4", True), "export": ("cpu", "bf16", False), "api": ("gpu", "qlora4", True)}),
+    "7B QLoRA on 16 GB, 16 GiB RAM": (
+        facts(RX6800XT_16G, 16), "qlora4", {"samples": ("gpu", "qlora4", True), "export": ("cpu", "bf16", False), "api": ("gpu", "qlora4", True)}),
     # an APU: inference on the GPU's share of the unified memory, the export in the RAM the OS sees
     "Strix Halo 96 GiB carve-out, 32 GiB RAM": (
         {"gpus": [gpu_fact(0, STRIX_HALO_96G, "gfx1151", "Radeon 8060S Graphics", integrated=True)], "ram_kb": 32 * GIB}, "bf16",

@@ -61,8 +61,8 @@ def test_configured_pages(text, module, pages):
 
 # (ram bytes, live pages_limit, GiB asked for, driver) -> (verdict, pages to configure, words of the message)
 CASES = {
-    "nothing asked: report only": ((AMD_RAM, AMD_DEFAULT, None), ("leave", None, ["62.82 GiB (16469033 pages", "of 125.65 GiB RAM",
-                                                                                 "at most 118.45 GiB"])),
+    "nothing asked: report only": (
+        (AMD_RAM, AMD_DEFAULT, None), ("leave", None, ["62.82 GiB (16469033 pages", "of 125.65 GiB RAM", "at most 118.45 GiB"])),
     "0 asks for nothing": ((AMD_RAM, AMD_DEFAULT, 0), ("leave", None, ["left as it is"])),
     "AMD's 100 GB": ((AMD_RAM, AMD_DEFAULT, 100), ("apply", 26214400, ["'options ttm pages_limit=26214400' in /etc/modprobe.d/ttm.conf",
                                                                        "the next boot"])),

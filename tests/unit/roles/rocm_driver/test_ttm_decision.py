@@ -68,8 +68,8 @@ CASES = {
     "Strix Halo, 96 GiB asked and in effect": (
         dict(request=96, live="25165824\n"), (True, "leave", 25165824, "/etc/modprobe.d/ttm.conf", ["is in effect"])),
     "Strix Halo under amdgpu-dkms: amdttm's limit": (
-        dict(request=96, kernel_module="dkms", live=None), (True, "apply", 25165824, "/etc/modprobe.d/amdttm.conf",
-                                                           ["options amdttm pages_limit=25165824", "amdttm module is not loaded"])),
+        dict(request=96, kernel_module="dkms", live=None),
+        (True, "apply", 25165824, "/etc/modprobe.d/amdttm.conf", ["options amdttm pages_limit=25165824", "amdttm module is not loaded"])),
     "a container, asked for: not applied, no TTM here": (
         dict(request=96, container=True, live=None), (False, "leave", None, "/etc/modprobe.d/ttm.conf",
                                                       ["a container: the TTM limit is its host kernel's, rocm_driver_apu_gtt_gib is "
