@@ -6,37 +6,23 @@ the lab's hosts are containers, so only this table reaches the amdgpu-dkms and R
 
 from __future__ import annotations
 
-import os
-
 import pytest
+from rocm_driver_vars import STRIX_HALO, host_facts, render
 
-from ansible.parsing.dataloader import DataLoader
-from ansible.template import Templar, trust_as_template
-
-ROLE = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "rocm_driver"))
 MADISON_3020 = " amdgpu-dkms | 1:6.16.6.30200000-2238411.24.04 | https://repo.radeon.com/amdgpu/30.20/ubuntu noble/main amd64 Packages\n"
 MADISON_3010 = " amdgpu-dkms | 1:6.14.14.30100200-2212345.24.04 | https://repo.radeon.com/amdgpu/30.10.2/ubuntu noble/main amd64 Packages\n"
 RADEON_7900 = ("0x1002", "0x744c", "0x1022", "0x14d8")  # an RX 7900 XTX and an AMD host bridge: vendor, device lines
-STRIX_HALO = ("0x1022", "0x1507", "0x1002", "0x1586")
 
 
 def _decide(kernel_module="auto", kernel="6.8.0-45-generic", boot=(), madison=MADISON_3020, pci=RADEON_7900, container=False):
-    loader = DataLoader()
-    variables = {}
-    for part in ("defaults/main.yml", "vars/main.yml"):
-        variables.update(loader.load_from_file(os.path.join(ROLE, part), trusted_as_template=True))
-    variables.update(
+    registered = dict(
         rocm_driver_kernel_module=kernel_module,
-        ansible_facts={"kernel": kernel, "distribution": "Ubuntu", "distribution_version": "24.04",
-                       "virtualization_role": "guest" if container else "host", "virtualization_type": "docker" if container else "kvm"},
-        __rocm_driver_wsl_interop={"stat": {"exists": False}},
         __rocm_driver_dkms_madison={"stdout": madison},
         __rocm_driver_boot={"files": [{"path": "/boot/vmlinuz-" + release} for release in boot]},
         __rocm_driver_pci_ids={"stdout_lines": list(pci)},
     )
-    templar = Templar(loader=loader, variables=variables)
-    return (templar.template(trust_as_template("{{ _rocm_driver_kernel_driver }}")),
-            templar.template(trust_as_template("{{ _rocm_driver_kernel_driver_reason }}")))
+    facts = host_facts(kernel, container)
+    return render("{{ _rocm_driver_kernel_driver }}", facts, **registered), render("{{ _rocm_driver_kernel_driver_reason }}", facts, **registered)
 
 
 # rocm_driver_kernel_module, facts -> the driver, a fragment of the reason

@@ -7,52 +7,31 @@ hosts are containers without the APU, so only this table reaches the APU paths o
 
 from __future__ import annotations
 
-import base64
-import os
-
 import pytest
+from rocm_driver_vars import STRIX_HALO, host_facts, render, slurp
 
-from ansible.parsing.dataloader import DataLoader
-from ansible.template import Templar, trust_as_template
-
-ROLE = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "rocm_driver"))
 RADEON_7900 = ("0x1002", "0x744c")
-STRIX_HALO = ("0x1022", "0x1507", "0x1002", "0x1586")
 GIB_MB = 1024
 
 
-def _slurp(text):
-    return {"failed": True, "msg": "file not found"} if text is None else {"content": base64.b64encode(text.encode()).decode()}
-
-
-def _vars(request=0, pci=STRIX_HALO, ram_gib=128, live="16777216\n", conf=None, gttsize="-1\n", container=False,
-          kernel_module="auto", after=None, check_mode=False):
-    loader = DataLoader()
-    variables = {}
-    for part in ("defaults/main.yml", "vars/main.yml"):
-        variables.update(loader.load_from_file(os.path.join(ROLE, part), trusted_as_template=True))
-    variables.update(
+def _inputs(request=0, pci=STRIX_HALO, ram_gib=128, live="16777216\n", conf=None, gttsize="-1\n", container=False,
+            kernel_module="auto", after=None, check_mode=False):
+    facts = host_facts("6.17.0-19-generic", container, memtotal_mb=ram_gib * GIB_MB)
+    return facts, dict(
         rocm_driver_kernel_module=kernel_module,
         rocm_driver_apu_gtt_gib=request,
         ansible_check_mode=check_mode,
-        ansible_facts={"kernel": "6.17.0-19-generic", "distribution": "Ubuntu", "distribution_version": "24.04",
-                       "memtotal_mb": ram_gib * GIB_MB,
-                       "virtualization_role": "guest" if container else "host", "virtualization_type": "docker" if container else "kvm"},
-        __rocm_driver_wsl_interop={"stat": {"exists": False}},
-        __rocm_driver_dkms_madison={"stdout": ""},
-        __rocm_driver_boot={"files": []},
         __rocm_driver_pci_ids={"stdout_lines": list(pci)},
-        __rocm_driver_ttm_live=_slurp(live),
-        __rocm_driver_ttm_conf=_slurp(conf),
-        __rocm_driver_gttsize=_slurp(gttsize),
-        __rocm_driver_ttm_after=_slurp(after),
+        __rocm_driver_ttm_live=slurp(live),
+        __rocm_driver_ttm_conf=slurp(conf),
+        __rocm_driver_gttsize=slurp(gttsize),
+        __rocm_driver_ttm_after=slurp(after),
     )
-    return loader, variables
 
 
 def _render(expression, **kwargs):
-    loader, variables = _vars(**kwargs)
-    return Templar(loader=loader, variables=variables).template(trust_as_template(expression))
+    facts, registered = _inputs(**kwargs)
+    return render(expression, facts, **registered)
 
 
 def _fact(**kwargs):
@@ -121,7 +100,6 @@ def test_the_role_reads_and_writes_where_the_plan_says(kernel_module, module):
     ("16777216\n", True, False),  # check mode predicts, never ends the host
 ])
 def test_pending_until_the_host_runs_the_new_limit(after, check_mode, pending):
-    loader, variables = _vars(request=96, after=after, check_mode=check_mode)
-    templar = Templar(loader=loader, variables=variables)
-    variables["rocm_driver_facts"] = {"ttm": templar.template(trust_as_template("{{ _rocm_driver_ttm_fact }}"))}
-    assert Templar(loader=loader, variables=variables).template(trust_as_template("{{ _rocm_driver_ttm_pending }}")) is pending
+    facts, registered = _inputs(request=96, after=after, check_mode=check_mode)
+    registered["rocm_driver_facts"] = {"ttm": render("{{ _rocm_driver_ttm_fact }}", facts, **registered)}
+    assert render("{{ _rocm_driver_ttm_pending }}", facts, **registered) is pending

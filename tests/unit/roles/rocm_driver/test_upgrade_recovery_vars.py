@@ -8,12 +8,9 @@ paths are checked here; the tasks around them only in the lab (molecule rocm_dri
 from __future__ import annotations
 
 import base64
-import os
 
-from ansible.parsing.dataloader import DataLoader
-from ansible.template import Templar, trust_as_template
+from rocm_driver_vars import host_facts, render
 
-ROLE = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "rocm_driver"))
 PACKAGES = {"rocm-core": [{"version": "7.0.0.70000-38~24.04"}], "rocm-hip-runtime": [{"version": "7.0.0.70000-38~24.04"}],
             "amdgpu-dkms-firmware": [{"version": "1:6.12.12.60400-2147987.24.04"}], "libc6": [{"version": "2.39-0ubuntu8"}],
             "linux-image-6.8.0-45-generic": [{"version": "6.8.0-45.45"}], "linux-generic-hwe-24.04": [{"version": "6.8.0-45.45"}]}
@@ -22,25 +19,17 @@ MADISON = (" rocm-hip-runtime | 7.1.0.70100-20~24.04 | http://m/rocm/apt/7.1 nob
 
 
 def _render(expression, dpkg="", allow=False, container=True, hold=False):
-    loader = DataLoader()
-    variables = {}
-    for part in ("defaults/main.yml", "vars/main.yml", "vars/Ubuntu.yml"):
-        variables.update(loader.load_from_file(os.path.join(ROLE, part), trusted_as_template=True))
-    variables.update(
+    facts = host_facts(container=container, packages=PACKAGES)
+    return render(
+        expression, facts,
         rocm_driver_allow_downgrade=allow, rocm_driver_hold_kernel=hold,
-        ansible_facts={"kernel": "6.8.0-45-generic", "distribution": "Ubuntu", "distribution_version": "24.04", "packages": PACKAGES,
-                       "virtualization_role": "guest" if container else "host", "virtualization_type": "docker" if container else "kvm"},
-        __rocm_driver_wsl_interop={"stat": {"exists": False}},
-        __rocm_driver_dkms_madison={"stdout": ""},
         __rocm_driver_boot={"files": [{"path": "/boot/vmlinuz-6.8.0-45-generic"}, {"path": "/boot/vmlinuz-6.8.0-50-generic"}]},
-        __rocm_driver_pci_ids={"stdout_lines": []},
         __rocm_driver_dkms_dpkg={"stdout": dpkg, "rc": 0 if dpkg else 1},
         __rocm_driver_dkms_tree={"stdout": ""},
         __rocm_driver_make_log={"stdout": "DKMS make.log for amdgpu-6.12.12-2164967.24.04\nfoo.c:1: error: bar\n"},
         __rocm_driver_info_version={"content": base64.b64encode(b"7.0.0-38\n").decode()},
         __rocm_driver_userspace_madison={"stdout": MADISON},
     )
-    return Templar(loader=loader, variables=variables).template(trust_as_template(expression))
 
 
 def test_a_half_configured_driver_in_a_container_is_removed_and_the_next_boot_is_checked():
