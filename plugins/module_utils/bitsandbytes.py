@@ -7,7 +7,7 @@
 No Ansible import; Python 3.8 compatible. The data (releases, ROCm builds, targets, sources) is
 ``support_matrix.BITSANDBYTES``; the filter ``radeonlab.llm.bitsandbytes_support`` wraps
 :func:`bitsandbytes_support`. This is the *expectation* from the data; whether 4-bit really works is the
-llamafactory role's probe (``files/bitsandbytes_probe.py``, a 4-bit matmul on every visible GPU), and only
+llamafactory role's probe (``files/kernel_probe.py bitsandbytes``, a 4-bit matmul on every visible GPU), and only
 the probe decides ``bitsandbytes_ok``. The expectation explains a failed probe (which build, which target).
 
 bitsandbytes loads ``libbitsandbytes_rocm<major><minor>.so`` for torch's HIP version, so the ROCm line

@@ -983,7 +983,7 @@ THEROCK = {
 # LLaMA-Factory's enable_liger_kernel applies. radeonlab.llm.llamafactory pins this release into the venv in the pip job of
 # the other requirements, without its dependencies (venv_pip_no_deps: torch and Triton are the venv's own; its vars/main.yml
 # carries the version as a literal, a unit test keeps the two equal) and probes it on
-# every visible GPU (files/liger_kernel_probe.py): which Radeon targets its Triton kernels run on is not recorded here
+# every visible GPU (files/kernel_probe.py liger): which Radeon targets its Triton kernels run on is not recorded here
 # (nothing public says; see "targets"), so the probe alone decides, host by host.
 # ---------------------------------------------------------------------------------------------
 # model_type values LLaMA-Factory 0.9.5 patches (src/llamafactory/model/model_utils/liger_kernel.py at tag v0.9.5,

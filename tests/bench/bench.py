@@ -73,7 +73,7 @@ TRAINER_VARIANTS = {"lean": {"include_num_input_tokens_seen": False, "max_grad_n
 # rocminfo's pool size of the cards the emulation is named after (KiB / 2^20 = GiB)
 # RX 6600, RX 6700 XT (shared corpus rocminfo 04: 12 566 528 KB), RX 6800 XT, RX 7900 XTX
 CARDS = {"8G": 8372224 / GIB_KIB, "12G": 12566528 / GIB_KIB, "16G": 16760832 / GIB_KIB, "24G": 25149440 / GIB_KIB}
-PROBE = os.path.join(REPO, "roles", "llamafactory", "files", "bitsandbytes_probe.py")
+PROBE = os.path.join(REPO, "roles", "llamafactory", "files", "kernel_probe.py")
 EST_S = {"env": 20, "probe": 25, "assets": 15, "assets:7b": 40, "assets:0.5b": 20, "job:7b": 55, "job": 30, "check": 12,
          "direct:7b": 45, "direct": 25, "bare:7b": 35, "bare": 20, "lf:7b": 35, "lf": 22,
          "assets:14b": 100, "job:14b": 170}
@@ -283,7 +283,7 @@ class Bench:
         self.record({"phase": phase, "kind": "env", **info})
 
     def phase_probe(self, phase: str) -> None:
-        res = self.sh([sys.executable, PROBE], "probe", limit=180)
+        res = self.sh([sys.executable, PROBE, "bitsandbytes"], "probe", limit=180)
         self.bitsandbytes = parse_last_json(os.path.join(self.side, res["log"])) or {"ok": False, "reason": f"the probe printed no JSON (rc {res['rc']})"}
         self.record({"phase": phase, "kind": "probe", **res, "bitsandbytes": self.bitsandbytes})
 

@@ -18,7 +18,7 @@ from radeonlab_lora_report import report
 # GPU gfx1030 "AMD Radeon RX 6800 XT" node 1 vram_kb 16760832, and the iGPU gfx1036 (512 MB, integrated: not sized).
 RX6800XT = gpu_fact(vram_kb=16760832, gfx="gfx1030", name="AMD Radeon RX 6800 XT")
 IGPU = {**gpu_fact(index=1, vram_kb=524288, gfx="gfx1036", name="AMD Radeon Graphics"), "integrated": True}
-# What roles/llamafactory/files/bitsandbytes_probe.py records in the lab (tests/unit/roles/llamafactory/test_bitsandbytes_probe.py)
+# What roles/llamafactory/files/kernel_probe.py bitsandbytes records in the lab (tests/unit/roles/llamafactory/test_bitsandbytes_probe.py)
 LAB_PROBE = {"ok": False, "version": "0.50.2",
              "reason": "torch 2.9.1+cpu has no HIP (a CPU build): bitsandbytes' 4-bit kernels need a GPU"}
 FACTS = {"gpus": [RX6800XT, IGPU], "bitsandbytes": LAB_PROBE}

@@ -1,8 +1,8 @@
 # Copyright: radeonlab.llm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""roles/llamafactory/files/bitsandbytes_probe.py: every way 4-bit can be unavailable is recorded with its reason, and the
-probe never crashes (run with the lora_job fake torch and fake bitsandbytes installs). The passing path needs a GPU: it
+"""roles/llamafactory/files/kernel_probe.py bitsandbytes: every way 4-bit can be unavailable is recorded with its reason, and
+the probe never crashes (run with the lora_job fake torch and fake bitsandbytes installs). The passing path needs a GPU: it
 ran on the lent H200 (docs/performance.md, QLoRA calls 1 and 2: rel_err_gemm 0.004, rel_err_gemv 0.004)."""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def probe(run_script, json_of, dist, fake_torch, tmp_path, bnb=None, **env):
     if bnb is not None:
         dist(site, "bitsandbytes", "0.50.2")
         (site / "bitsandbytes.py").write_text(bnb)
-    proc = run_script("llamafactory", "bitsandbytes_probe.py", env=env, path=[fake_torch, site])
+    proc = run_script("llamafactory", "kernel_probe.py", "bitsandbytes", env=env, path=[fake_torch, site])
     assert proc.returncode == 0, proc.stderr
     return json_of(proc)
 
@@ -82,4 +82,6 @@ def test_a_failing_gpu_is_listed_with_its_target(run_script, json_of, dist, fake
 
 
 def test_arguments_are_refused(run_script):
-    assert run_script("llamafactory", "bitsandbytes_probe.py", "--gpu", "0").returncode == 2
+    assert run_script("llamafactory", "kernel_probe.py", "bitsandbytes", "--gpu", "0").returncode == 2
+    # the probe is named, once
+    assert run_script("llamafactory", "kernel_probe.py").returncode == 2

@@ -1,7 +1,7 @@
 # Copyright: radeonlab.llm contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""roles/llamafactory/files/liger_kernel_probe.py: where Liger-Kernel's Triton kernels cannot run the probe says so, with its
+"""roles/llamafactory/files/kernel_probe.py liger: where Liger-Kernel's Triton kernels cannot run the probe says so, with its
 reason, and never crashes (run with the lora_job fake torch and a fake liger-kernel install). The lab is the "no GPU" case:
 PyPI's torch, no HIP, no device. liger-kernel is installed without its dependencies, so its Triton is torch's own: where
 none ships the triton package, two do, or it is not the one torch requires, the reason says so. The passing path needs a
@@ -35,7 +35,7 @@ def probe(run_script, json_of, dist, fake_torch, tmp_path, liger=None, tritons=(
         package.mkdir()
         (package / "__init__.py").write_text("")
         (package / "transformers.py").write_text(liger)
-    proc = run_script("llamafactory", "liger_kernel_probe.py", env=env, path=[fake_torch, site])
+    proc = run_script("llamafactory", "kernel_probe.py", "liger", env=env, path=[fake_torch, site])
     assert proc.returncode == 0, proc.stderr
     return json_of(proc)
 
@@ -103,4 +103,5 @@ def test_a_kernel_that_fails_on_a_gpu_is_listed_with_its_target(run_script, json
 
 
 def test_arguments_are_refused(run_script):
-    assert run_script("llamafactory", "liger_kernel_probe.py", "--gpu", "0").returncode == 2
+    assert run_script("llamafactory", "kernel_probe.py", "liger", "--gpu", "0").returncode == 2
+    assert run_script("llamafactory", "kernel_probe.py", "liger-kernel").returncode == 2
