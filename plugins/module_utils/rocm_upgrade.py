@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import re
 
-_RELEASE_NUMBER_RE = re.compile(r"\.(\d{5,})-[^-\s]+$")
+# five digits, major * 10000 + minor * 100 + patch; a distribution's date-stamped version (mawk 1.3.4.20240123-1) is none
+_RELEASE_NUMBER_RE = re.compile(r"\.(\d{5})-[^-\s]+$")
 _INFO_RE = re.compile(r"^\s*(\d+)\.(\d+)(?:\.(\d+))?")
 _MADISON_RE = re.compile(r"^\s*(\S+)\s+\|\s*(\S+)\s+\|", re.MULTILINE)
 DIRECTIONS = ("fresh", "same", "upgrade", "downgrade", "unknown")

@@ -30,7 +30,8 @@ def test_release_number(version, number, release):
     assert ru.release_number(version) == number and ru.release_of_number(number) == release
 
 
-@pytest.mark.parametrize("version", ["2.39-0ubuntu8", "5.7.1-3build1", "", None, "1.0"])
+# mawk on Debian 12 and Ubuntu 24.04: a date, not a ROCm release (the lab's hosts planned "ROCm 2020.1.20" from it)
+@pytest.mark.parametrize("version", ["2.39-0ubuntu8", "5.7.1-3build1", "", None, "1.0", "1.3.4.20200120-3.1", "1.3.4.20240123-1build1"])
 def test_a_distribution_version_has_no_rocm_release(version):
     assert ru.release_number(version) is None
 
@@ -72,6 +73,12 @@ def test_a_fresh_host_installs_the_wanted_packages():
     plan = ru.plan("", {"libc6": "2.39-0ubuntu8"}, MADISON_71, ["rocm-hip-runtime", "rocm-smi-lib"])
     assert (plan["installed"], plan["direction"]) == (None, "fresh")
     assert plan["install"] == ["rocm-hip-runtime=7.1.0.70100-20~24.04", "rocm-smi-lib=7.9.0.70100-20~24.04"]
+
+
+def test_a_date_stamped_distribution_package_in_madison_is_not_a_rocm_line():
+    madison = MADISON_71 + "      mawk | 1.3.4.20240123-1build1 | http://archive.ubuntu.com/ubuntu noble/main amd64 Packages\n"
+    plan = ru.plan("", {"mawk": "1.3.4.20240123-1build1"}, madison, ["rocm-hip-runtime"])
+    assert (plan["target"], plan["direction"], plan["install"]) == ("7.1.0", "fresh", ["rocm-hip-runtime=7.1.0.70100-20~24.04"])
 
 
 @pytest.mark.parametrize("allow, refused", [(False, True), (True, False)])
