@@ -11,7 +11,9 @@
 set -u
 for whl in .cache/gpu/api/*.whl; do
   module=$(basename "$whl" | cut -d- -f1)
-  python3 -c "import $module" 2>/dev/null || python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site "$whl"
+  python3 -c "import $module" 2>/dev/null || python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site-api "$whl"
 done
+# their own target: a second pip --target into /tmp/site would keep the first one's bin/ and drop llamafactory-cli
+export PYTHONPATH=/tmp/site-api${PYTHONPATH:+:$PYTHONPATH}
 export DISABLE_VERSION_CHECK=1 BENCH_WHEELS=.cache/gpu/stages BENCH_SCRIPT=tests/bench/after/stages.py BENCH_BUDGET_S=${BENCH_BUDGET_S:-560}
 exec bash tests/bench/run_device.sh "$@"
