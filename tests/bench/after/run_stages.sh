@@ -9,6 +9,7 @@
 # .cache/gpu/api (fastapi, uvicorn, sse-starlette and their dependencies: each installed only where the machine lacks it).
 # The machine's own transformers, peft and accelerate run LLaMA-Factory (DISABLE_VERSION_CHECK=1, as in the liger bench).
 set -u
+rm -rf /tmp/site /tmp/site-api  # a warm machine keeps the last call's targets, and pip --target keeps an existing bin/
 for whl in .cache/gpu/api/*.whl; do
   module=$(basename "$whl" | cut -d- -f1)
   python3 -c "import $module" 2>/dev/null || python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site-api "$whl"
