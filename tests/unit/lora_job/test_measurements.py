@@ -26,6 +26,14 @@ def test_attempt_peak(tmp_path, peak, expected):
     assert measurements.attempt_peak(str(path)) == expected
 
 
+def test_a_process_planned_on_the_cpu_is_measured_by_its_rss(tmp_path):
+    """The merged export on the H100 (2026-12-07): LLaMA-Factory touched the GPU (0.08 GiB) while it merged 14 GiB on the CPU."""
+    path = tmp_path / "peak-export.json"
+    path.write_text(json.dumps({"gpu_max_allocated_bytes": 85899346, "cpu_max_rss_kib": 16 << 20, "device": "gpu"}))
+    assert measurements.attempt_peak(str(path), where="cpu") == {"kind": "cpu_rss", "gib": 16.0}
+    assert measurements.attempt_peak(str(path))["kind"] == "gpu_allocated"
+
+
 def test_run_peak_prefers_gpu_measurements_and_takes_the_largest():
     gpu_small, gpu_big, cpu = {"kind": "gpu_allocated", "gib": 4.0}, {"kind": "gpu_allocated", "gib": 9.5}, {"kind": "cpu_rss", "gib": 30.0}
     attempts = [{"peak_memory": gpu_small}, {"peak_memory": None}, {"peak_memory": cpu}, {"peak_memory": gpu_big}, {}]

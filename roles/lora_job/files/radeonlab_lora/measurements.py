@@ -37,14 +37,15 @@ def _positive(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
 
 
-def attempt_peak(path: str) -> dict | None:
+def attempt_peak(path: str, where: str = "gpu") -> dict | None:
     """The peak of one attempt from its ``peak-attempt-N.json``; None when the attempt left none (killed)."""
-    return peak_of(read_json(path) or {})
+    return peak_of(read_json(path) or {}, where)
 
 
-def peak_of(data: dict) -> dict | None:
-    """A ``launch.peak_record`` as a peak: GPU allocated when the process used the GPU, else its RSS."""
-    if _positive(data.get("gpu_max_allocated_bytes")):
+def peak_of(data: dict, where: str = "gpu") -> dict | None:
+    """A ``launch.peak_record`` as a peak: GPU allocated when the process used the GPU, else its RSS. A process planned
+    on the CPU (``where="cpu"``: the merged export) is measured by its RSS, though its libraries may touch the GPU."""
+    if where == "gpu" and _positive(data.get("gpu_max_allocated_bytes")):
         return {"kind": "gpu_allocated", "gib": round(data["gpu_max_allocated_bytes"] / GIB, 2)}
     if _positive(data.get("cpu_max_rss_kib")):
         return {"kind": "cpu_rss", "gib": round(data["cpu_max_rss_kib"] / (1 << 20), 2)}

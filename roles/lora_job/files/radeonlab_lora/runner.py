@@ -389,7 +389,7 @@ def export_merged(prepared: Prepared, out=print) -> dict | None:
         except subprocess.TimeoutExpired:
             returncode = None
     if returncode == 0 and os.path.isdir(where) and any(name.endswith(".safetensors") for name in os.listdir(where)):
-        done = export.mark_done(spec, run_dir, prepared.config_hash, measurements.attempt_peak(peak_file))
+        done = export.mark_done(spec, run_dir, prepared.config_hash, measurements.attempt_peak(peak_file, where="cpu"))
         return {"state": "merged", "dir": where, "bytes": done["bytes"], "files": done["files"], "peak_memory": done["peak_memory"]}
     why = f"timed out after {EXPORT_TIMEOUT_S} s" if returncode is None else f"exited {returncode}"
     out(f"the export {why}; the adapter is trained. Log: {log_path}")
