@@ -1,26 +1,45 @@
 #!/usr/bin/env bash
-# Check a built collection tarball: under 450 KB, the collection only (no tests, scenarios, lab inventory or raw
-# benchmark rows inside), it installs, and its content needs nothing beyond ansible-core (galaxy.yml declares no
+# Check a built collection tarball: within its size budget, the collection only (no tests, scenarios, lab inventory, raw
+# benchmark rows or contributor pages inside), every tracked file the collection runs (roles, plugins, playbooks, meta,
+# the example inventory) inside, it installs, and its content needs nothing beyond ansible-core (galaxy.yml declares no
 # dependency).
 set -euo pipefail
 tarball=$1
-# 414 KB on 2026-12-07 without tests/, molecule/, the raw benchmark rows and the changelog fragments; issue 53's 300 KB
-# needs README and docs/performance.md slimmed.
-max_bytes=$((450 * 1024))
+root=$(cd "$(dirname "$0")/../.." && pwd)
+# 428,114 bytes on 2026-12-07 (issue 53: 478,699 before README and docs/performance.md were slimmed and the contributor
+# pages left the tarball). Issue 53 asked for 300 KB, which the collection itself cannot meet: built without any of
+# docs/ it is 385,095 bytes, nearly all of it roles/ and plugins/ (the code the hosts run) and FILES.json. The budget
+# leaves ~3 % for growth; raising it is a decision to state in the change that does it.
+max_bytes=$((440 * 1024))
 size=$(stat -c %s "$tarball")
-echo "collection tarball: $tarball ($size bytes)"
+echo "collection tarball: $tarball ($size bytes, $((size / 1024)) KiB; budget $((max_bytes / 1024)) KiB)"
 if [ "$size" -ge "$max_bytes" ]; then
-  echo "tarball is $size bytes, over the 450 KB budget" >&2
+  echo "tarball is $size bytes, over the $((max_bytes / 1024)) KiB budget" >&2
   exit 1
 fi
-if tar -tzf "$tarball" | grep -E '^(\./)?(molecule|tests|inventory/lab|docs/performance|\.cache|\.venv)/' >&2; then
-  echo "tests, scenarios or lab files leaked into the tarball (see galaxy.yml build_ignore)" >&2
+leaked='^(\./)?(molecule|tests|inventory/lab|docs/performance|docs/research|\.cache|\.venv|\.ci|\.config|build|changelogs/fragments)/'
+leaked+='|^(\./)?(docs/development\.md|docs/mutation\.md|Makefile|\.yamllint|requirements-[a-z]+\.txt)$'
+if tar -tzf "$tarball" | grep -E "$leaked" >&2; then
+  echo "tests, scenarios, lab or contributor files leaked into the tarball (see galaxy.yml build_ignore)" >&2
   exit 1
 fi
 listing=$(tar -tzf "$tarball")
 for part in roles/lora_job/files/radeonlab_lora/runner.py plugins/modules/rocm_facts.py playbooks/site.yml inventory/example/hosts.yml; do
   grep -qx "$part" <<<"$listing" || { echo "the tarball lacks $part" >&2; exit 1; }
 done
+# What the collection runs must ship, whatever build_ignore drops: every tracked file of these paths.
+if git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then
+  missing=$(git -C "$root" ls-files roles plugins playbooks meta inventory/example | grep -vxF -f <(printf '%s\n' "$listing") || true)
+  if [ -n "$missing" ]; then
+    echo "the tarball lacks files the collection runs (a build_ignore pattern drops them):" >&2
+    echo "$missing" >&2
+    exit 1
+  fi
+  echo "every tracked file of roles/, plugins/, playbooks/, meta/ and inventory/example/ is inside: OK"
+else
+  echo "not a git checkout: the check that every runtime file ships was not run" >&2
+  exit 1
+fi
 dest=$(mktemp -d)
 trap 'rm -rf "$dest"' EXIT
 ANSIBLE_COLLECTIONS_PATH=$dest ansible-galaxy collection install --offline --force -p "$dest" "$tarball" >/dev/null

@@ -126,7 +126,7 @@ QWEN25_14B = {"model_type": "qwen2", "hidden_size": 5120, "num_hidden_layers": 4
               "num_attention_heads": 40, "num_key_value_heads": 8, "tie_word_embeddings": False}
 
 # LLaMA-Factory 0.9.5 QLoRA (quantization_bit 4, bnb NF4, double quantisation) through the job runner or llamafactory-cli,
-# bitsandbytes 0.50.2, NVIDIA H200, 2026-12-01, issue 19 calls 1-3 (docs/performance.md):
+# bitsandbytes 0.50.2, NVIDIA H200, 2026-12-01, issue 19 calls 1-3 (docs/performance/h200_2026-12-01_qlora_call*.jsonl):
 # shape, seq, batch, ckpt, paged optimiser, peak allocated GiB
 QLORA_H200 = [
     (QWEN25_7B, 1024, 2, True, False, 9.43),   # the 16 GB plan (calls 1, 2 and 3)

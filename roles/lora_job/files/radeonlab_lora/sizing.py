@@ -43,7 +43,7 @@ materialised and RMSNorm and SwiGLU keep less per layer::
 Calibration: LLaMA-Factory 0.9.5 run by this package (``run``: the peak its launch wrapper records) and
 ``llamafactory-cli train`` on the same rendered YAML, on an NVIDIA H200 (torch 2.11.0+cu130, transformers
 5.6.0, peft 0.18.1, accelerate 1.11.0: the versions LLaMA-Factory 0.9.5 pins), sdpa, 2026-12-01; random-weight
-Qwen2.5-0.5B/-1.5B/-7B shapes; command, raw data and tables in docs/performance.md. Estimate against that
+Qwen2.5-0.5B/-1.5B/-7B shapes; commands in docs/performance.md, raw rows in docs/performance/. Estimate against that
 peak (``test_model_reproduces_llamafactory_h200`` pins every row)::
 
     7.62 B  sdpa   s 2048 b1 ckpt 18.44 (+1.1 %)   s 1024 b2 ckpt 18.44 (+1.1 %)   s 2048 b1 ckpt 18.37 (+1.5 %)
