@@ -123,7 +123,8 @@ def test_a_host_that_did_not_finish_this_run_is_marked_and_its_old_results_calle
     ({}, {"state": "succeeded", "attempt": 1}, "trained in 1 attempt(s)"),
     ({"this_run": "already done"}, {"state": "succeeded", "attempts": [{}, {}]}, "already done (trained earlier: 2 attempt(s))"),
     ({}, {"state": "failed", "device": {"ok": False}}, "refused: the GPU facts and torch disagree"),
-    ({}, {"state": "failed", "device": {"ok": False, "reason": "torch sees 0 of 1 GPUs"}}, "refused: the GPU facts and torch disagree (torch sees 0 of 1 GPUs)"),
+    ({}, {"state": "failed", "device": {"ok": False, "reason": "torch sees 0 of 1 GPUs"}},
+     "refused: the GPU facts and torch disagree (torch sees 0 of 1 GPUs)"),
     ({}, {"state": "failed", "plan": {"decision": "refuse"}}, "refused: does not fit (would not fit (needs - GiB))"),
     ({}, {"state": "failed", "plan": {"decision": "refuse", "needed_gib": 22.4, "alternatives": {"qlora4": QLORA_UNAVAILABLE}}},
      "refused: does not fit (QLoRA 4-bit planned, bitsandbytes unavailable on this host (12.3 GiB; bf16 needs 22.4 GiB): "
@@ -204,7 +205,8 @@ def test_the_html_page_escapes_a_hostile_value_the_markdown_shows_it_as_written(
     report.write_report(str(tmp_path))
     page = (tmp_path / "report.html").read_text()
     assert "<script>" not in page
-    assert "<td>&lt;script&gt;alert(1)&lt;/script&gt;</td>" in page and "<p><b>Status:</b> failed: &lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; &amp; more</p>" in page
+    assert "<td>&lt;script&gt;alert(1)&lt;/script&gt;</td>" in page
+    assert "<p><b>Status:</b> failed: &lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; &amp; more</p>" in page
     assert "- **h1** failed: <script>alert('x')</script> & more" in (tmp_path / "report.md").read_text()
 
 

@@ -29,6 +29,7 @@ KINDS = [
     ("tokens", "Training throughput per host (tokens/s; hatched: an upper bound)"),
     ("memory", "Memory per host: plan estimate (hatched) and measured peak (filled)"),
 ]
+PEAK_KINDS = {"gpu_allocated": "GPU allocated", "cpu_rss": "CPU RSS"}  # status.json peak_memory.kind, as the report names it
 NO_DATA = {"loss": "no host sent back a trainer state with logged losses", "tokens": "no host measured tokens/s",
            "memory": "no host has a plan estimate or a measured peak"}
 MISSING = ("no charts: matplotlib is not installed in the controller's Python (%s); "
@@ -55,7 +56,7 @@ def loss_series(trainer_state: dict) -> dict:
     return {"loss": _points(history, "loss"), "eval_loss": _points(history, "eval_loss")}
 
 
-def _gib(value):
+def _measure(value):
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
@@ -72,10 +73,10 @@ def chart_hosts(entries: list) -> list:
             "colour": palette[host],
             "device": entry["device"],
             **loss_series(entry.get("trainer_state") or {}),
-            "tokens": _gib(rate),
+            "tokens": _measure(rate),
             "upper_bound": "upper bound" in (status.get("tokens_per_second_basis") or ""),
-            "estimate": _gib((status.get("plan") or {}).get("needed_gib")) if (status.get("plan") or {}).get("decision") != "refuse" else None,
-            "peak": _gib(peak.get("gib")),
+            "estimate": _measure((status.get("plan") or {}).get("needed_gib")) if (status.get("plan") or {}).get("decision") != "refuse" else None,
+            "peak": _measure(peak.get("gib")),
             "peak_kind": peak.get("kind"),
         })
     return found
@@ -109,17 +110,14 @@ def _draw_loss(axes, hosts: list) -> None:
 def _draw_tokens(axes, hosts: list) -> None:
     bars = axes.bar([host["host"] for host in hosts], [host["tokens"] for host in hosts], color=[host["colour"] for host in hosts],
                     hatch=None, edgecolor="black", linewidth=0.5)
-    for bar, host in zip(bars, hosts):
+    for patch, host in zip(bars, hosts):
         if host["upper_bound"]:
-            bar.set_hatch("//")
+            patch.set_hatch("//")
     axes.bar_label(bars, labels=["%s%.0f" % ("<= " if host["upper_bound"] else "", host["tokens"]) for host in hosts], fontsize="small")
     axes.set_xlabel("Host")
     axes.set_ylabel("Tokens/s")
     axes.margins(y=0.15)
     axes.grid(axis="y", alpha=0.3)
-
-
-PEAK_SHORT = {"gpu_allocated": "GPU allocated", "cpu_rss": "CPU RSS"}
 
 
 def _draw_memory(axes, hosts: list) -> None:
@@ -129,8 +127,10 @@ def _draw_memory(axes, hosts: list) -> None:
             axes.bar(index - width / 2, host["estimate"], width, facecolor="white", edgecolor=host["colour"], hatch="//", linewidth=1.2)
         if host["peak"] is not None:
             axes.bar(index + width / 2, host["peak"], width, color=host["colour"], edgecolor="black", linewidth=0.5)
-    labels = ["%s\n%s%s" % (host["host"], host["device"], "\npeak: %s" % PEAK_SHORT.get(host["peak_kind"], host["peak_kind"]) if host["peak"] is not None else "")
-              for host in hosts]
+    labels = []
+    for host in hosts:
+        peak = "\npeak: %s" % PEAK_KINDS.get(host["peak_kind"], host["peak_kind"]) if host["peak"] is not None else ""
+        labels.append("%s\n%s%s" % (host["host"], host["device"], peak))
     axes.set_xticks(range(len(hosts)), labels, fontsize="small")
     axes.set_ylabel("GiB")
     axes.legend(handles=[Patch(facecolor="white", edgecolor="#555555", hatch="//", label="plan estimate"),
@@ -150,7 +150,7 @@ def _svg(kind: str, title: str, hosts: list) -> str:
         DRAW[kind](axes, hosts)
         axes.set_title(title)
         buffer = io.StringIO()
-        figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": "radeonlab.llm fleet report"})
+        figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
     return buffer.getvalue()
 
 

@@ -52,7 +52,7 @@ TRAINING_COLUMNS = [
 TABLES = [("Hosts", HOST_COLUMNS), ("Training", TRAINING_COLUMNS)]
 SAMPLE_COLUMNS = [("prompt", "Prompt"), ("base", "Base model"), ("adapter", "With the adapter")]
 PLOTS = [("loss", "training_loss.png"), ("eval loss", "training_eval_loss.png")]  # LLaMA-Factory's plot_loss
-PEAK_KINDS = {"gpu_allocated": "GPU allocated", "cpu_rss": "CPU RSS"}
+PEAK_KINDS = charts.PEAK_KINDS
 PAGES = {"report.md": "templates/report.md.j2", "report.html": "templates/report.html.j2"}  # under this package's directory
 
 
