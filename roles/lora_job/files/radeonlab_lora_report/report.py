@@ -4,18 +4,21 @@
 """The fleet report: one Markdown and one HTML page over the per-host result folders on the controller.
 
 ``python -m radeonlab_lora_report.report RESULTS_DIR`` reads ``RESULTS_DIR/<host>/{host.json,status.json,
-training_loss.png}`` (what the lora_job role fetched) and writes ``RESULTS_DIR/report.md`` and
-``RESULTS_DIR/report.html`` (loss plots embedded as data URIs), only when their content changes, so a re-run
+trainer_state.json,training_loss.png}`` (what the lora_job role fetched) and writes ``RESULTS_DIR/report.md`` and
+``RESULTS_DIR/report.html`` (the charts of ``charts.py`` inlined as SVG, and beside report.md as ``report_<kind>.svg``;
+LLaMA-Factory's loss plot of a host the loss chart lacks as a data URI), only when their content changes, so a re-run
 of an unchanged fleet changes nothing. Prints a JSON summary. ``--not-finished HOST`` (repeated) names a host of the
 play that did not get to its results this run (unreachable, or failed earlier in the play): its row says so, and
 that anything else shown for it is from an earlier run.
 
-Two tables: the hosts (GPU, gfx, override, ROCm, torch) and the training (device and precision, batch,
-checkpointing, attention, plan estimate, measured peak, tokens/s, steps, wall time, attempts, loss, outcome),
-then one section per host with the messages, retry reasons, the base-vs-adapter answers to the sample prompts
-(``samples.json``) and the loss plots (training, and eval when samples were held out). ``host_row`` builds one row
-(column -> text); ``report_context`` decides everything both pages show (tables, cells, notes, samples, plots and their
-data URIs) once, and ``templates/report.md.j2`` and ``templates/report.html.j2`` (autoescaped) lay it out. jinja2 comes
+First the summary (``fleet_summary``: hosts per ``category``, the failed, refused and unfinished ones with their
+``reason``, the fleet's tokens/s and wall time) and the charts. Two tables: the hosts (GPU, gfx, override, ROCm, torch)
+and the training (device and precision, batch, checkpointing, attention, plan estimate, measured peak, tokens/s, steps,
+wall time, attempts, loss, outcome), then one section per host (``host_lines``: status, device and precision, plan,
+retries, throughput, adapter, each once; then ``host_notes``), the base-vs-adapter answers to the sample prompts
+(``samples.json``) and LLaMA-Factory's loss plots of a host the loss chart lacks. ``host_row`` builds one row
+(column -> text); ``report_context`` decides everything both pages show (summary, charts, tables, cells, notes, samples,
+plots) once, and ``templates/report.md.j2`` and ``templates/report.html.j2`` (autoescaped) lay it out. jinja2 comes
 with the controller's Python: results.yml runs this module with ``ansible_playbook_python``.
 
 status.json keys read: state, message, plan, gpu_plan, device, attempts, attempt, retry_reasons, attention,
