@@ -72,6 +72,11 @@ sanity-bootstrap: venv
 	@command -v shellcheck >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck >/dev/null; }
 	install -D -m 0644 tests/tools/ansible_test_get_pip.py $(HOME)/.ansible/test/cache/get_pip_$(subst .,_,$(ANSIBLE_TEST_PIP)).py
 
+# tests/unit/lora_job/test_report_browser.py opens the fleet report in headless Chromium (Debian's chromium).
+.PHONY: units-bootstrap
+units-bootstrap:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
 # --- checks ----------------------------------------------------------------------------------
 .PHONY: lint
 lint: venv ## yamllint + ansible-lint (production profile)
@@ -86,7 +91,7 @@ sanity: sanity-bootstrap ## ansible-test sanity on a copy installed as ansible_c
 	cd $(SANITY_ROOT) && ansible-test sanity --python 3.11 --color no --exclude molecule/ --exclude tests/lab/ --exclude tests/bed/
 
 .PHONY: units
-units: venv ## Plain pytest over module_utils, modules, filters, role specs
+units: venv units-bootstrap ## Plain pytest over module_utils, modules, filters, role specs
 	pytest -q -rs tests/unit
 
 .PHONY: quick-start
@@ -171,9 +176,9 @@ static: lint sanity units changelog-lint build quick-start ## Everything CI chec
 # The static checks and the molecule scenarios at once: the static checks keep one core busy, mostly while the lab's
 # setup waits on the network and the disk (debootstrap, the mirror, the first wheelhouse downloads from PyPI), where the
 # scenarios would otherwise leave it idle. Each side's lines carry its name; both run to the end, and either failing
-# fails the target. sanity-bootstrap's apt-get runs before both, so that it never waits on bed.sh's dpkg lock.
+# fails the target. sanity-bootstrap's and units-bootstrap's apt-get run before both, so that they never wait on bed.sh's dpkg lock.
 .PHONY: test
-test: venv sanity-bootstrap ## What CI checks, within 45 min on 2 cores (static checks and molecule side by side)
+test: venv sanity-bootstrap units-bootstrap ## What CI checks, within 45 min on 2 cores (static checks and molecule side by side)
 	@start=$$(date +%s); mkdir -p $(BUILD); python3 tests/tools/machine_cpu.py snapshot $(BUILD)/make_test.cpu; \
 	tests/tools/check_clean_tree.sh --save $(BUILD)/make_test.tree; \
 	{ $(MAKE) static 2>&1 | sed -u 's/^/static | /'; exit "$${PIPESTATUS[0]}"; } & static_pid=$$!; \

@@ -77,8 +77,11 @@ def test_report_lists_every_host_with_override_loss_and_embedded_plot(tmp_path):
             "| 4 x 2 | off | - | 1.2 of 17.2 GiB RAM | 2.50 GiB CPU RSS | <= 512 | - | - | 1 | - -> 1.3100 | - "
             "| already done (trained earlier: 1 attempt(s)) |") in markdown
     assert "HSA_OVERRIDE_GFX_VERSION=11.0.0" in markdown and "2.9.1 / no HIP (CPU build)" in markdown
-    assert "![loss of navi31](navi31/training_loss.png)" in markdown and "retried: out of memory at batch 8" in markdown
-    assert "- tokens/s: samples x cutoff_len (upper bound)" in markdown and "- device: training on the CPU" in markdown
+    assert "![loss of navi31](navi31/training_loss.png)" in markdown
+    assert "- **Throughput:** <= 512 tokens/s (samples x cutoff_len (upper bound))\n" in markdown
+    assert "- **Status:** already done (trained earlier: 1 attempt(s))\n- **Device & precision:** CPU fp32 — torch has no HIP here" in markdown
+    assert "- **Retried:** out of memory at batch 8: retrying at batch 4 x accumulation 2\n" in markdown
+    assert "2 host(s): 1 trained, 1 already done, 0 failed, 0 refused\n" in markdown
     page = (tmp_path / "report.html").read_text()
     assert page.count("data:image/png;base64,") == 1 and "<td>gfx1100</td>" in page and "<td>&lt;= 512</td>" in page
 
@@ -119,10 +122,12 @@ def test_a_host_that_did_not_finish_this_run_is_marked_and_its_old_results_calle
 @pytest.mark.parametrize("info, status, expected", [
     ({}, {"state": "succeeded", "attempt": 1}, "trained in 1 attempt(s)"),
     ({"this_run": "already done"}, {"state": "succeeded", "attempts": [{}, {}]}, "already done (trained earlier: 2 attempt(s))"),
-    ({}, {"state": "failed", "device": {"ok": False}}, "failed: refused, the GPU facts and torch disagree"),
-    ({}, {"state": "failed", "plan": {"decision": "refuse"}}, "failed: refused, does not fit (would not fit (needs - GiB))"),
+    ({}, {"state": "failed", "device": {"ok": False}}, "refused: the GPU facts and torch disagree"),
+    ({}, {"state": "failed", "device": {"ok": False, "reason": "torch sees 0 of 1 GPUs"}},
+     "refused: the GPU facts and torch disagree (torch sees 0 of 1 GPUs)"),
+    ({}, {"state": "failed", "plan": {"decision": "refuse"}}, "refused: does not fit (would not fit (needs - GiB))"),
     ({}, {"state": "failed", "plan": {"decision": "refuse", "needed_gib": 22.4, "alternatives": {"qlora4": QLORA_UNAVAILABLE}}},
-     "failed: refused, does not fit (QLoRA 4-bit planned, bitsandbytes unavailable on this host (12.3 GiB; bf16 needs 22.4 GiB): "
+     "refused: does not fit (QLoRA 4-bit planned, bitsandbytes unavailable on this host (12.3 GiB; bf16 needs 22.4 GiB): "
      "torch 2.9.1+cpu has no HIP (a CPU build): bitsandbytes' 4-bit kernels need a GPU)"),
     ({}, {"state": "failed"}, "failed"),
     ({}, {"state": "running"}, "running"),
@@ -200,8 +205,9 @@ def test_the_html_page_escapes_a_hostile_value_the_markdown_shows_it_as_written(
     report.write_report(str(tmp_path))
     page = (tmp_path / "report.html").read_text()
     assert "<script>" not in page
-    assert "<td>&lt;script&gt;alert(1)&lt;/script&gt;</td>" in page and "<p>&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; &amp; more</p>" in page
-    assert "- <script>alert('x')</script> & more" in (tmp_path / "report.md").read_text()
+    assert "<td>&lt;script&gt;alert(1)&lt;/script&gt;</td>" in page
+    assert "<p><b>Status:</b> failed: &lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; &amp; more</p>" in page
+    assert "- **h1** failed: <script>alert('x')</script> & more" in (tmp_path / "report.md").read_text()
 
 
 @pytest.mark.parametrize("value, cell", [

@@ -4,18 +4,21 @@
 """The fleet report: one Markdown and one HTML page over the per-host result folders on the controller.
 
 ``python -m radeonlab_lora_report.report RESULTS_DIR`` reads ``RESULTS_DIR/<host>/{host.json,status.json,
-training_loss.png}`` (what the lora_job role fetched) and writes ``RESULTS_DIR/report.md`` and
-``RESULTS_DIR/report.html`` (loss plots embedded as data URIs), only when their content changes, so a re-run
+trainer_state.json,training_loss.png}`` (what the lora_job role fetched) and writes ``RESULTS_DIR/report.md`` and
+``RESULTS_DIR/report.html`` (the charts of ``charts.py`` inlined as SVG, and beside report.md as ``report_<kind>.svg``;
+LLaMA-Factory's loss plot of a host the loss chart lacks as a data URI), only when their content changes, so a re-run
 of an unchanged fleet changes nothing. Prints a JSON summary. ``--not-finished HOST`` (repeated) names a host of the
 play that did not get to its results this run (unreachable, or failed earlier in the play): its row says so, and
 that anything else shown for it is from an earlier run.
 
-Two tables: the hosts (GPU, gfx, override, ROCm, torch) and the training (device and precision, batch,
-checkpointing, attention, plan estimate, measured peak, tokens/s, steps, wall time, attempts, loss, outcome),
-then one section per host with the messages, retry reasons, the base-vs-adapter answers to the sample prompts
-(``samples.json``) and the loss plots (training, and eval when samples were held out). ``host_row`` builds one row
-(column -> text); ``report_context`` decides everything both pages show (tables, cells, notes, samples, plots and their
-data URIs) once, and ``templates/report.md.j2`` and ``templates/report.html.j2`` (autoescaped) lay it out. jinja2 comes
+First the summary (``fleet_summary``: hosts per ``category``, the failed, refused and unfinished ones with their
+``reason``, the fleet's tokens/s and wall time) and the charts. Two tables: the hosts (GPU, gfx, override, ROCm, torch)
+and the training (device and precision, batch, checkpointing, attention, plan estimate, measured peak, tokens/s, steps,
+wall time, attempts, loss, outcome), then one section per host (``host_lines``: status, device and precision, plan,
+retries, throughput, adapter, each once; then ``host_notes``), the base-vs-adapter answers to the sample prompts
+(``samples.json``) and LLaMA-Factory's loss plots of a host the loss chart lacks. ``host_row`` builds one row
+(column -> text); ``report_context`` decides everything both pages show (summary, charts, tables, cells, notes, samples,
+plots) once, and ``templates/report.md.j2`` and ``templates/report.html.j2`` (autoescaped) lay it out. jinja2 comes
 with the controller's Python: results.yml runs this module with ``ansible_playbook_python``.
 
 status.json keys read: state, message, plan, gpu_plan, device, attempts, attempt, retry_reasons, attention,
@@ -39,6 +42,7 @@ import jinja2
 import markupsafe
 
 from radeonlab_lora.samples import SAMPLES_FILE
+from radeonlab_lora_report import charts
 from radeonlab_lora.state import read_json, write_text_if_changed
 
 HOST_COLUMNS = [("host", "Host"), ("gpu", "GPU"), ("gfx", "gfx"), ("override", "Override"), ("rocm", "ROCm"), ("torch", "torch / HIP")]
@@ -51,7 +55,7 @@ TRAINING_COLUMNS = [
 TABLES = [("Hosts", HOST_COLUMNS), ("Training", TRAINING_COLUMNS)]
 SAMPLE_COLUMNS = [("prompt", "Prompt"), ("base", "Base model"), ("adapter", "With the adapter")]
 PLOTS = [("loss", "training_loss.png"), ("eval loss", "training_eval_loss.png")]  # LLaMA-Factory's plot_loss
-PEAK_KINDS = {"gpu_allocated": "GPU allocated", "cpu_rss": "CPU RSS"}
+PEAK_KINDS = charts.PEAK_KINDS
 PAGES = {"report.md": "templates/report.md.j2", "report.html": "templates/report.html.j2"}  # under this package's directory
 
 
@@ -81,18 +85,21 @@ def _refused_summary(plan: dict) -> str:
         needed, _number(qlora.get("needed_gib"), "%.1f"))
 
 
-def plan_summary(plan: dict) -> str:
-    """``bf16, batch 8 x 1, ckpt off, 5.1 GiB``, ``QLoRA 4-bit (NF4, double quant), batch 2 x 4, ...`` or why it would not fit."""
-    if plan.get("decision") == "refuse":
-        return _refused_summary(plan)
-    checkpointing = "on" if plan.get("gradient_checkpointing") else "off"
-    needed = _number(plan.get("needed_gib"), "%.1f")
+def plan_settings(plan: dict) -> str:
+    """``bf16, batch 8 x 1, ckpt off``: what a plan trains with, without its memory."""
     precision = plan.get("precision")
     if precision == "qlora4":
         precision = "QLoRA 4-bit (NF4%s%s)" % (", double quant" if plan.get("double_quantization") else "",
                                                ", paged AdamW" if plan.get("paged_optimizer") else "")
-    text = "%s, batch %s x %s, ckpt %s, %s GiB" % (precision, plan.get("per_device_train_batch_size"), plan.get("gradient_accumulation_steps"),
-                                                   checkpointing, needed)
+    return "%s, batch %s x %s, ckpt %s" % (precision, plan.get("per_device_train_batch_size"), plan.get("gradient_accumulation_steps"),
+                                           "on" if plan.get("gradient_checkpointing") else "off")
+
+
+def plan_summary(plan: dict) -> str:
+    """``bf16, batch 8 x 1, ckpt off, 5.1 GiB``, ``QLoRA 4-bit (NF4, double quant), batch 2 x 4, ...`` or why it would not fit."""
+    if plan.get("decision") == "refuse":
+        return _refused_summary(plan)
+    text = "%s, %s GiB" % (plan_settings(plan), _number(plan.get("needed_gib"), "%.1f"))
     unified = plan.get("unified_memory")
     if unified and plan.get("vram_gib") is not None:
         text += " of %s GiB unified memory (%s)" % (_gib(plan["vram_gib"]), "GTT shared with the OS" if unified.get("shared") else "carve-out")
@@ -191,18 +198,46 @@ def attempts_cell(status: dict) -> str:
     return "%d (after %s)" % (count, ", ".join(why)) if why else str(count)
 
 
-def outcome_cell(info: dict, status: dict) -> str:
+def category(info: dict, status: dict) -> str:
+    """What this run made of the host, as the summary counts it: trained, already done, failed, refused, running or not run."""
     current = status.get("state")
-    attempts = len(status.get("attempts") or []) or status.get("attempt") or 0
-    if current == "succeeded" and info.get("this_run") == "already done":
-        return "already done (trained earlier: %d attempt(s))" % attempts if attempts else "already done (trained earlier)"
     if current == "succeeded":
-        return "trained in %d attempt(s)" % attempts if attempts else "trained"
-    if current == "failed" and (status.get("device") or {}).get("ok") is False:
-        return "failed: refused, the GPU facts and torch disagree"
-    if current == "failed" and (status.get("plan") or {}).get("decision") == "refuse":
-        return "failed: refused, does not fit (%s)" % _refused_summary(status["plan"])
+        return "already done" if info.get("this_run") == "already done" else "trained"
+    if current == "failed":
+        return "refused" if refusal(status) else "failed"
     return current or "not run"
+
+
+def refusal(status: dict) -> str | None:
+    """Why the job refused to train (the device check, or a plan that does not fit), or None when it did not refuse."""
+    device = status.get("device") or {}
+    if device.get("ok") is False:
+        return "the GPU facts and torch disagree" + (" (%s)" % device["reason"] if device.get("reason") else "")
+    if (status.get("plan") or {}).get("decision") == "refuse":
+        return "does not fit (%s)" % _refused_summary(status["plan"])
+    return None
+
+
+def outcome_cell(info: dict, status: dict) -> str:
+    found = category(info, status)
+    attempts = len(status.get("attempts") or []) or status.get("attempt") or 0
+    if found == "already done":
+        return "already done (trained earlier: %d attempt(s))" % attempts if attempts else "already done (trained earlier)"
+    if found == "trained":
+        return "trained in %d attempt(s)" % attempts if attempts else "trained"
+    if found == "refused":
+        return "refused: %s" % refusal(status)
+    return found
+
+
+def reason(info: dict, status: dict) -> str | None:
+    """The one line the summary gives a host that failed or refused."""
+    found = category(info, status)
+    if found == "refused":
+        return refusal(status)
+    if found == "failed":
+        return (status.get("message") or "no message in its status").splitlines()[0]
+    return None
 
 
 def loss_cell(status: dict, first_key: str = "first_loss", final_key: str = "final_loss") -> str:
@@ -243,21 +278,58 @@ def host_row(host: str, info: dict, status: dict) -> dict:
     }
 
 
-def summary_line(row: dict) -> str:
-    """``trained in 2 attempt(s); GPU bf16; steps 96/96``: the first line of a host's section."""
-    return "; ".join([row["outcome"]] + ["%s%s" % (label, row[key]) for label, key in (("", "device"), ("steps ", "steps")) if row[key] != "-"])
+def status_line(info: dict, status: dict, row: dict) -> str:
+    """The host's state in its own section, in the words of the summary and the table (a failure with its message)."""
+    if category(info, status) == "failed":
+        return "%s: %s" % (row["outcome"], reason(info, status))
+    return row["outcome"]
+
+
+def retries_line(info: dict, status: dict) -> str | None:
+    """Why each retry (the count is the status's): already done, they were in an earlier run."""
+    reasons = status.get("retry_reasons") or []
+    if not reasons:
+        return None
+    return "%s%s" % ("in the earlier run: " if category(info, status) == "already done" else "", "; ".join(reasons))
+
+
+def plan_line(status: dict) -> str | None:
+    """What the plan trains with and its memory estimate beside the measured peak (a refused plan: the status says why)."""
+    plan = status.get("plan") or {}
+    if not plan or plan.get("decision") == "refuse":
+        return None
+    return "%s; estimate %s; measured peak %s" % (plan_settings(plan), estimate_cell(status), peak_cell(status))
+
+
+def throughput_line(row: dict, status: dict) -> str | None:
+    """``8123 tokens/s (basis); steps 96/96 in 0:00:17``, the parts that were measured."""
+    parts = []
+    if row["tokens"] != "-":
+        parts.append("%s tokens/s%s" % (row["tokens"], " (%s)" % status["tokens_per_second_basis"] if status.get("tokens_per_second_basis") else ""))
+    if row["steps"] != "-":
+        parts.append("steps %s" % row["steps"] + (" in %s" % row["wall"] if row["wall"] != "-" else ""))
+    elif row["wall"] != "-":
+        parts.append("wall time %s" % row["wall"])
+    return "; ".join(parts) or None
+
+
+def host_lines(info: dict, status: dict, row: dict) -> list:
+    """The labelled lines that open a host's section, each fact once: status (with the attempts), device and precision, plan,
+    the retries, throughput and the adapter (a succeeded job's status message only repeats them, so it is not shown)."""
+    lines = [("Status", status_line(info, status, row))]
+    if (status.get("device") or {}).get("ok") is not False:
+        lines.append(("Device & precision", row["device"]))
+    lines += [("Plan", plan_line(status)), ("Retried", retries_line(info, status)), ("Throughput", throughput_line(row, status))]
+    if status.get("state") == "succeeded":
+        lines.append(("Adapter", status.get("adapter_dir")))
+    elif status.get("state") not in ("failed", None) and status.get("message"):
+        lines.append(("Message", status["message"]))
+    return [{"label": label, "text": text} for label, text in lines if text and text != "-"]
 
 
 def host_notes(info: dict, status: dict) -> list:
-    """The lines of a host's section: the status message, the device decision, the tokens/s basis, the retries, the
-    sample answers' failure, the merged model and the API."""
-    notes = [status["message"]] if status.get("message") else []
-    device = status.get("device") or {}
-    if device.get("message") and device.get("message") != status.get("message") and (device.get("train_on") == "cpu" or not device.get("ok")):
-        notes.append("device: %s" % device["message"])
-    if status.get("tokens_per_second_basis"):
-        notes.append("tokens/s: %s" % status["tokens_per_second_basis"])
-    notes += ["retried: %s" % reason for reason in status.get("retry_reasons") or []]
+    """The lines after the opening ones: the sample answers' failure, the stages after training, the merged model and the API."""
+    notes = []
     if (status.get("samples") or {}).get("state") == "failed":
         notes.append("samples: %s" % status["samples"]["message"])
     return notes + [note for note in (stages_note(status), export_note(status), serve_note(info)) if note]
@@ -300,7 +372,14 @@ def serve_note(info: dict) -> str | None:
 
 
 # --------------------------------------------------------------------------------------------- pages
-NOT_FINISHED = "not finished in this run (unreachable, or failed before its results: see the play's recap)"
+NOT_FINISHED_REASON = "unreachable, or failed before its results: see the play's recap"
+NOT_FINISHED = "not finished in this run (%s)" % NOT_FINISHED_REASON
+TRAINER_STATE = "trainer_state.json"
+# The summary's counts in this order; any other state (running, not run) after them.
+CATEGORIES = ["trained", "already done", "failed", "refused", "not finished"]
+ALWAYS_COUNTED = CATEGORIES[:4]
+PROBLEMS = ["failed", "refused", "not finished"]
+CHART_FILE = "report_%s.svg"  # beside report.md, which links them (the HTML page inlines them)
 
 
 def load_host(results_dir: str, host: str, finished: bool = True) -> dict:
@@ -308,13 +387,16 @@ def load_host(results_dir: str, host: str, finished: bool = True) -> dict:
     info = read_json(os.path.join(folder, "host.json")) or {}
     status = read_json(os.path.join(folder, "status.json")) or {}
     plots = [(what, os.path.join(host, name)) for what, name in PLOTS if os.path.isfile(os.path.join(folder, name))]
-    row, notes = host_row(host, info, status), host_notes(info, status)
+    row = host_row(host, info, status)
+    lines, notes = host_lines(info, status, row), host_notes(info, status)
     answers = (read_json(os.path.join(folder, SAMPLES_FILE)) or {}).get("samples") or []
+    found, why = category(info, status), reason(info, status)
     if not finished:
-        row["outcome"] = NOT_FINISHED
-        notes = (["the rest of this section is from an earlier run (%s)" % (status.get("state") or "never run")]
-                 if status else ["no results from any run"]) + notes
-    return {"row": row, "notes": notes, "plots": plots, "samples": answers}
+        row["outcome"], found, why = NOT_FINISHED, "not finished", NOT_FINISHED_REASON
+        earlier = "the rest of this section is from an earlier run (%s)" % (status.get("state") or "never run") if status else "no results from any run"
+        lines = [{"label": "Status", "text": NOT_FINISHED}, {"label": None, "text": earlier}] + lines[1:]
+    return {"row": row, "lines": lines, "notes": notes, "plots": plots, "samples": answers, "category": found, "reason": why, "status": status,
+            "device": device_short(status), "trainer_state": read_json(os.path.join(folder, TRAINER_STATE)) or {}}
 
 
 def hosts(results_dir: str, not_finished=()) -> list:
@@ -361,37 +443,89 @@ def _plot(what: str, host: str, path: str, results_dir: str) -> dict:
     return {"alt": "%s of %s" % (what, host), "path": path, "data_uri": "data:image/png;base64,%s" % data}
 
 
-def _host_section(entry: dict, results_dir: str) -> dict:
+def device_short(status: dict) -> str:
+    """``GPU bf16``, ``CPU fp32``, ``GPU QLoRA 4-bit``: the device and precision under a host's bars."""
+    plan, device = status.get("plan") or {}, status.get("device") or {}
+    where = (device.get("train_on") or plan.get("device") or "").upper()
+    precision = "QLoRA 4-bit" if plan.get("precision") == "qlora4" else (plan.get("precision") or "")
+    return ("%s %s" % (where, precision)).strip() or "-"
+
+
+def fleet_summary(entries: list) -> dict:
+    """The counts per category, the hosts that failed, refused or did not finish (each with its one-line reason), and the
+    fleet's tokens/s and wall time over the hosts whose job succeeded (they train side by side: the slowest sets the time)."""
+    counts = {}
+    for entry in entries:
+        counts[entry["category"]] = counts.get(entry["category"], 0) + 1
+    order = [name for name in CATEGORIES if name in ALWAYS_COUNTED or counts.get(name)] + sorted(name for name in counts if name not in CATEGORIES)
+    problems = [{"host": entry["row"]["host"], "category": entry["category"], "reason": entry["reason"]}
+                for what in PROBLEMS for entry in entries if entry["category"] == what]
+    done = [entry["status"] for entry in entries if entry["category"] in ("trained", "already done")]
+    rates = [status for status in done if isinstance(status.get("tokens_per_second"), (int, float))]
+    walls = [status["duration_s"] for status in done if isinstance(status.get("duration_s"), (int, float))]
+    fleet = None
+    if rates or walls:
+        bounds = sum(1 for status in rates if "upper bound" in (status.get("tokens_per_second_basis") or ""))
+        fleet = "%s tokens/s together over %d host(s)%s; wall time %s (the slowest host: the hosts train side by side)" % (
+            ("<= " if bounds else "") + "%.0f" % sum(status["tokens_per_second"] for status in rates) if rates else "-", len(rates),
+            " (%d of them an upper bound)" % bounds if bounds else "", _duration(max(walls)) if walls else "-")
+    return {"hosts": len(entries), "counts": [{"category": name, "count": counts.get(name, 0)} for name in order],
+            "problems": problems, "fleet": fleet}
+
+
+def counts_text(summary: dict) -> str:
+    """``5 host(s): 2 trained, 1 already done, 1 failed, 1 refused``."""
+    return "%d host(s): %s" % (summary["hosts"], ", ".join("%d %s" % (item["count"], item["category"]) for item in summary["counts"]))
+
+
+def _host_section(entry: dict, results_dir: str, charted: set) -> dict:
     host = entry["row"]["host"]
     return {
         "name": host,
-        "summary": summary_line(entry["row"]),
+        "lines": entry["lines"],
         "notes": entry["notes"],
-        "plots": [_plot(what, host, path, results_dir) for what, path in entry["plots"]],
+        # LLaMA-Factory's own loss plots only where the report's loss chart does not show this host
+        "plots": [] if host in charted else [_plot(what, host, path, results_dir) for what, path in entry["plots"]],
         "samples": _table(SAMPLE_COLUMNS, entry["samples"]) if entry["samples"] else None,
     }
 
 
 def report_context(title: str, entries: list, results_dir: str) -> dict:
-    """What both pages show, decided once: the title, the two tables and one section per host."""
+    """What both pages show, decided once: the title, the summary, the charts, the two tables and one section per host."""
     rows = [entry["row"] for entry in entries]
+    plotted = charts.chart_hosts(entries)
+    drawn = charts.draw([host for host, entry in zip(plotted, entries) if entry["category"] != "not finished"])
+    loss_drawn = any(chart["kind"] == "loss" and chart["svg"] for chart in drawn)
+    charted = {host["host"] for host, entry in zip(plotted, entries) if loss_drawn and entry["category"] != "not finished" and charts.has_data("loss", [host])}
+    summary = fleet_summary(entries)
     return {
         "title": title,
+        "summary": {**summary, "line": counts_text(summary)},
+        "charts": [{**chart, "file": CHART_FILE % chart["kind"], "element": markupsafe.Markup(chart["element"]) if chart["element"] else None}
+                   for chart in drawn],
+        "charts_note": None if charts.available() else charts.MISSING,
         "tables": [_table(columns, rows, heading) for heading, columns in TABLES],
-        "hosts": [_host_section(entry, results_dir) for entry in entries],
+        "hosts": [_host_section(entry, results_dir, charted) for entry in entries],
     }
 
 
 def render_pages(title: str, entries: list, results_dir: str) -> dict:
-    """Page file name -> its text, every page rendered from the same context."""
+    """Page file name -> its text, every page rendered from the same context; the charts' SVG files beside them."""
     context = report_context(title, entries, results_dir)
-    return {page: _environment().get_template(template).render(context) for page, template in PAGES.items()}
+    pages = {page: _environment().get_template(template).render(context) for page, template in PAGES.items()}
+    pages.update({chart["file"]: chart["svg"] for chart in context["charts"] if chart["svg"]})
+    return pages
 
 
 def write_report(results_dir: str, title: str = "radeonlab.llm LoRA fleet report", not_finished=()) -> dict:
     entries = [load_host(results_dir, host, host not in not_finished) for host in hosts(results_dir, not_finished)]
     pages = render_pages(title, entries, results_dir)
     changed = {page: write_text_if_changed(os.path.join(results_dir, page), text) for page, text in pages.items()}
+    for kind, _title in charts.KINDS:  # a chart not drawn this time: its old file would show an earlier fleet
+        stale = os.path.join(results_dir, CHART_FILE % kind)
+        if CHART_FILE % kind not in pages and os.path.exists(stale):
+            os.unlink(stale)
+            changed[CHART_FILE % kind] = True
     return {"changed": any(changed.values()), "files": changed, "hosts": [entry["row"]["host"] for entry in entries],
             "not_finished": sorted(not_finished), "markdown": os.path.join(results_dir, "report.md"), "html": os.path.join(results_dir, "report.html")}
 
