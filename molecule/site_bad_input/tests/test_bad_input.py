@@ -294,7 +294,8 @@ def test_bad_input_refused_before_any_change(runs, case):
     row = runs[case[0]]
     output = row["output"]
     assert row["rc"] != 0, output[-3000:]
-    assert row["expected"] in output, output[-3000:]
+    # a warning's message is a debug task's msg, which the callback wraps over lines: compared word by word
+    assert " ".join(row["expected"].split()) in " ".join(output.split()), output[-3000:]
     assert MAIN_PLAY not in output, "the site's main play started: the validation let it through"
     assert "changed: [" not in output, output[-3000:]
     assert row["unchanged"], "the host changed"
