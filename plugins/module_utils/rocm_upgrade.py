@@ -30,6 +30,12 @@ def release_number(package_version):
     return int(match.group(1)) if match else None
 
 
+def release_packages(installed, exclude=()):
+    """The names among {package: version} whose version carries a ROCm release number, less ``exclude``, sorted."""
+    return sorted(name for name, version in (installed or {}).items()
+                  if name not in set(exclude or ()) and release_number(version) is not None)
+
+
 def release_of_number(number):
     """70101 -> '7.1.1'; 60400 -> '6.4.0'."""
     return "%d.%d.%d" % (number // 10000, number // 100 % 100, number % 100)

@@ -7,8 +7,9 @@
 #     bash tests/bench/after/run_stages.sh tests/bench/plans/stages_16g.txt --device-name "NVIDIA H100" --steps-7b 3 --eff-batch 2
 # Carry .cache/gpu/stages (LLaMA-Factory 0.9.5 and its pure-Python extras as in run_device.sh, bitsandbytes 0.50.2, and the
 # stack LLaMA-Factory 0.9.5 pins: transformers 5.6.0, peft 0.18.1, accelerate 1.11.0, tokenizers 0.22.2 - the machine's
-# transformers 5.17 dropped warmup_ratio, which the runner renders; the bitsandbytes wheel repacked without its CUDA 11.8-12.8
-# libraries, to fit the 64 MiB a call carries: the H100 loads libbitsandbytes_cuda130) and .cache/gpu/api (fastapi, uvicorn, sse-starlette
+# transformers 5.17 dropped warmup_ratio, which the runner renders; the bitsandbytes wheel without its CUDA 11.8-12.8
+# libraries, to fit the 64 MiB a call carries - tests/bench/after/repack_bitsandbytes.py makes it; the H100 loads
+# libbitsandbytes_cuda130) and .cache/gpu/api (fastapi, uvicorn, sse-starlette
 # and their dependencies: each installed only where the machine lacks it).
 set -u
 rm -rf /tmp/site /tmp/site-api  # a warm machine keeps the last call's targets, and pip --target keeps an existing bin/

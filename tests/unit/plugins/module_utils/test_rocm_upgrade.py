@@ -36,6 +36,13 @@ def test_a_distribution_version_has_no_rocm_release(version):
     assert ru.release_number(version) is None
 
 
+def test_release_packages_names_the_rocm_ones_less_the_excluded():
+    installed = {"rocm-core": "7.1.0.70100-20~24.04", "hip-runtime-amd": "7.1.0.70100-20~24.04", "mawk": "1.3.4.20240123-1build1",
+                 "amdgpu-dkms": "1:6.12.12.60400-2147987.24.04", "libc6": "2.39-0ubuntu8"}
+    assert ru.release_packages(installed, ["amdgpu-dkms"]) == ["hip-runtime-amd", "rocm-core"]
+    assert ru.release_packages({}) == [] and ru.release_packages(None) == []
+
+
 @pytest.mark.parametrize("text, expected", [("6.4.0-47\n", (6, 4, 0)), ("7.1.1-38", (7, 1, 1)), ("7.1", (7, 1, 0)), ("", None), ("x", None)])
 def test_release_of_info(text, expected):
     assert ru.release_of_info(text) == expected

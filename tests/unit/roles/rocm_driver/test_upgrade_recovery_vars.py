@@ -28,7 +28,7 @@ def _render(expression, dpkg="", allow=False, container=True, hold=False):
         __rocm_driver_dkms_tree={"stdout": ""},
         __rocm_driver_make_log={"stdout": "DKMS make.log for amdgpu-6.12.12-2164967.24.04\nfoo.c:1: error: bar\n"},
         __rocm_driver_info_version={"content": base64.b64encode(b"7.0.0-38\n").decode()},
-        __rocm_driver_userspace_madison={"stdout": MADISON},
+        __rocm_driver_madison={"stdout": MADISON},
     )
 
 
