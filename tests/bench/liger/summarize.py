@@ -9,13 +9,20 @@ A row: runs.jsonl's settings and exit status, the BENCH_RESULT of the same tag (
 allocated/reserved GiB, step times), the per-step training loss from the trainer's trainer_state.json
 (``log_history``, logging_steps=1), whether LLaMA-Factory logged "Liger kernel has been applied", and
 whether the log shows an out-of-memory error. ``fits_24gib``: torch's peak *reserved* memory <= 24 GiB.
+A job row also gets the memory model's estimate of its setting (``plan_gib``, roles/lora_job's sizing.estimate, from the
+model's config.json in LIGER_WORK) and ``plan_over_peak_pct``, how far it is over the peak allocated (+0 .. +10 % wanted).
 """
 
 import json
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "roles", "lora_job", "files"))
+from radeonlab_lora import sizing  # noqa: E402
+from radeonlab_lora.modelshape import shape_for_job  # noqa: E402
+
 FIT_GIB = 24.0
+WORK = os.environ.get("LIGER_WORK", "/tmp/liger")
 
 
 def read_jsonl(path):
@@ -64,8 +71,27 @@ def build_rows(out):
             row["first_loss"], row["last_loss"] = res.get("first_loss"), res.get("last_loss")
         if "max_reserved_gib" in res:
             row["fits_24gib"] = res["max_reserved_gib"] <= FIT_GIB
+        if run["kind"] == "job":
+            plan_row(row)
         rows.append(row)
     return rows
+
+
+def plan_row(row):
+    """The memory model's estimate of the job's setting (sdpa, s 2048, rank 8), against its peak allocated."""
+    model = os.path.join(WORK, row["model"])
+    if not os.path.exists(os.path.join(model, "config.json")):
+        return
+    setting = sizing.Setting("bf16", bool(row["ckpt"]), int(row["batch"]))
+    row["plan_gib"] = round(sizing.estimate(shape_for_job(model), 2048, setting, "sdpa", 8, "flash", bool(row["liger"])).total_gib, 2)
+    if row.get("max_alloc_gib"):
+        row["plan_over_peak_pct"] = round(100.0 * (row["plan_gib"] / row["max_alloc_gib"] - 1), 1)
+
+
+def best_within_cap(rows, model, kind):
+    fit = [r for r in rows if r["model"] == model and r["kind"] == kind and r["ran"] and r.get("fits_24gib")
+           and (kind == "bare" or r["liger"])]
+    return max(fit, key=lambda r: r.get("steady_tokens_per_s") or 0) if fit else None
 
 
 def mean(values):
@@ -78,16 +104,17 @@ def ratio(num, den):
 
 
 def summary(rows):
-    lines = ["| case | tag | liger | batch | ckpt | cap GiB | ran | steady tok/s | peak alloc GiB | peak reserved GiB |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| case | tag | liger | batch | ckpt | cap GiB | ran | steady tok/s | peak alloc GiB | peak reserved GiB | plan GiB | plan vs peak |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         ran = "yes" if r["ran"] else ("OOM" if r.get("oom") else ("skipped" if r.get("rc") is None else "no rc=%s" % r.get("rc")))
         if r["kind"] == "job" and r["liger"] and r["ran"] and not r.get("liger_applied"):
             ran += " (liger NOT applied)"
-        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["case"], r["tag"], "on" if r["liger"] else "off", r["batch"], "on" if r["ckpt"] else "off",
             r.get("cap_gib") or "-", ran, r.get("steady_tokens_per_s", "-"), r.get("max_alloc_gib", "-"),
-            r.get("max_reserved_gib", "-")))
+            r.get("max_reserved_gib", "-"), r.get("plan_gib", "-"),
+            "%+.1f %%" % r["plan_over_peak_pct"] if "plan_over_peak_pct" in r else "-"))
     by = {r["tag"]: r for r in rows}
 
     def tps(tag):
@@ -103,14 +130,21 @@ def summary(rows):
     l_off = [r.get("steady_tokens_per_s") for r in llama if not r["liger"] and r["ran"]]
     if l_on and l_off:
         lines.append("Llama shape b1 ckpt: liger on/off tokens/s = %s" % ratio(l_on[0], l_off[0]))
-    fit_job = [r for r in rows if r["kind"] == "job" and r["liger"] and r["ran"] and r.get("fits_24gib") and r["model"] == "qwen2-7b"]
-    fit_bare = [r for r in rows if r["kind"] == "bare" and r["ran"] and r.get("fits_24gib")]
+    fit_job = [r for r in rows if r["kind"] == "job" and r["liger"] and r["ran"] and r.get("fits_24gib") and r["model"] == "qwen2-7b"
+               and r["case"] not in ("7", "8")]
+    fit_bare = [r for r in rows if r["kind"] == "bare" and r["ran"] and r.get("fits_24gib") and r["case"] not in ("7", "8")]
     if fit_job and fit_bare:
         best_job = max(fit_job, key=lambda r: r.get("steady_tokens_per_s") or 0)
         best_bare = max(fit_bare, key=lambda r: r.get("steady_tokens_per_s") or 0)
         lines.append("best within 24 GiB reserved: job+liger %s (%s tok/s) / bare %s (%s tok/s) = %s" % (
             best_job["tag"], best_job["steady_tokens_per_s"], best_bare["tag"], best_bare["steady_tokens_per_s"],
             ratio(best_job["steady_tokens_per_s"], best_bare["steady_tokens_per_s"])))
+    for model in sorted({r["model"] for r in rows if r["case"] in ("7", "8")}):
+        job, bare = best_within_cap(rows, model, "job"), best_within_cap(rows, model, "bare")
+        if job and bare:
+            lines.append("%s, the plan's choice vs the bare loop's best within 24 GiB: job+liger %s (%s tok/s) / bare %s (%s tok/s) = %s" % (
+                model, job["tag"], job["steady_tokens_per_s"], bare["tag"], bare["steady_tokens_per_s"],
+                ratio(job["steady_tokens_per_s"], bare["steady_tokens_per_s"])))
     lines.append("")
     lines.append("per-step training loss (trainer_state.json log_history, 4 decimals):")
     for r in rows:
