@@ -62,6 +62,9 @@ peak (``test_model_reproduces_llamafactory_h200`` pins every row)::
     7.62 B  s 2048 b1 ckpt 15.49 (+0.9 %)   s 2048 b2 ckpt 16.50 (+1.7 %)   s 2048 b1 25.07 / 24.81 (+1.7 %)
             (the same job without them: s 2048 b1 ckpt 18.37, +1.5 %, the row above)
     3.61 B  Llama-3.2-3B shape (vocab 128 256, untied): s 2048 b1 ckpt 7.61 (+1.2 %); without them 10.21 (+1.9 %)
+    Checked, not fitted: the plans a 24 GB card gets, each run capped to 24 GiB (h100_2026-12-07_liger_plans.jsonl):
+    7.62 B  with them s 2048 b4 ckpt 18.53 (+2.9 %), without them b1 ckpt 18.37 (+1.5 %)
+    3.61 B  with them s 2048 b2 19.50 (+3.3 %), without them b1 17.55 (+0.1 %)
     14.8 B  s 1024 b1 ckpt 12.09 (+0.2 %)
     1.54 B  sdpa   s 2048 b1 12.51 (+0.9 %)   s 2048 b1 ckpt 6.74 (+3.0 %)
     0.49 B  sdpa   s 1024 b2 / s 2048 b1 7.40 (+1.9 %)     b4 / b2 13.61 (+3.6 %)
