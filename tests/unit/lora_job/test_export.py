@@ -74,7 +74,8 @@ def test_a_merged_export_is_written_once_after_training(tiny_job, fake_cli, tmp_
 def test_an_export_asked_for_later_is_written_without_training_again(tiny_job, fake_cli, tmp_path, capsys):
     assert run(tiny_job) == runner.EXIT_OK
     job = {**tiny_job, "export": "merged"}
-    assert check(job, tmp_path, capsys)[1]["done"] is False
+    printed = check(job, tmp_path, capsys)[1]
+    assert (printed["done"], printed["trained"]) == (False, True), "owed an export, trained earlier"
     lines = []
     assert run(job, lines) == runner.EXIT_OK
     assert len(read_calls(fake_cli)) == 1 and len(exports(fake_cli)) == 1

@@ -122,6 +122,8 @@ def test_a_host_that_did_not_finish_this_run_is_marked_and_its_old_results_calle
 @pytest.mark.parametrize("info, status, expected", [
     ({}, {"state": "succeeded", "attempt": 1}, "trained in 1 attempt(s)"),
     ({"this_run": "already done"}, {"state": "succeeded", "attempts": [{}, {}]}, "already done (trained earlier: 2 attempt(s))"),
+    ({"this_run": "after-training steps"}, {"state": "succeeded", "attempts": [{}]},
+     "already done (trained earlier: 1 attempt(s)); this run: the after-training steps"),
     ({}, {"state": "failed", "device": {"ok": False}}, "refused: the GPU facts and torch disagree"),
     ({}, {"state": "failed", "device": {"ok": False, "reason": "torch sees 0 of 1 GPUs"}},
      "refused: the GPU facts and torch disagree (torch sees 0 of 1 GPUs)"),

@@ -280,14 +280,14 @@ def _check(job, tmp_path, capsys):
 
 def test_check_says_train_before_and_done_after_and_train_again_on_change(tiny_job, fake_cli, tmp_path, capsys):
     rc, before = _check(tiny_job, tmp_path, capsys)
-    assert (rc, before["refused"], before["done"]) == (0, False, False)
+    assert (rc, before["refused"], before["done"], before["trained"]) == (0, False, False, False)
     assert run(tiny_job) == runner.EXIT_OK
     capsys.readouterr()
     rc, after = _check(tiny_job, tmp_path, capsys)
     assert (rc, after["done"], after["config_hash"]) == (0, True, before["config_hash"])
     changed = {**tiny_job, "learning_rate": tiny_job.get("learning_rate", 1e-4) * 2}
     rc, other = _check(changed, tmp_path, capsys)
-    assert (rc, other["done"]) == (0, False) and other["config_hash"] != before["config_hash"]
+    assert (rc, other["done"], other["trained"]) == (0, False, False) and other["config_hash"] != before["config_hash"]
 
 
 def test_check_refuses_with_numbers(tiny_job, tmp_path, capsys):

@@ -92,7 +92,7 @@ def test_check_is_not_done_while_prompts_are_unanswered(tiny_job, fake_cli, tmp_
         path.write_text(json.dumps(job))
         assert cli.main(["check", "--job", str(path)]) == 0
         printed = json.loads(capsys.readouterr().out)
-        assert printed["done"] is done
+        assert printed["done"] is done and printed["trained"] is True
         assert "done=True" in printed["distributed"]["agree"], "the nodes still agree that training is done"
 
 

@@ -24,7 +24,8 @@ with the controller's Python: results.yml runs this module with ``ansible_playbo
 status.json keys read: state, message, plan, gpu_plan, device, attempts, attempt, retry_reasons, attention,
 peak_memory, tokens_per_second, tokens_per_second_basis, global_step, max_steps, duration_s, first_loss,
 final_loss, first_eval_loss, final_eval_loss, samples, export. host.json keys read: gpu, gfx, override, rocm, torch, hip, attention,
-attention_reason, ``this_run`` ("already done" when the play found the job done and did not train) and ``serve`` (the API's
+attention_reason, ``this_run`` ("already done" when the play found the job done and did not train, "after-training steps"
+when it had trained earlier and this run only answered new sample prompts or wrote an export asked for later) and ``serve`` (the API's
 check: state, url, model, api_key, prompt, reply, message).
 """
 
@@ -202,7 +203,7 @@ def category(info: dict, status: dict) -> str:
     """What this run made of the host, as the summary counts it: trained, already done, failed, refused, running or not run."""
     current = status.get("state")
     if current == "succeeded":
-        return "already done" if info.get("this_run") == "already done" else "trained"
+        return "already done" if info.get("this_run") in ("already done", AFTER_TRAINING_ONLY) else "trained"
     if current == "failed":
         return "refused" if refusal(status) else "failed"
     return current or "not run"
@@ -222,7 +223,8 @@ def outcome_cell(info: dict, status: dict) -> str:
     found = category(info, status)
     attempts = len(status.get("attempts") or []) or status.get("attempt") or 0
     if found == "already done":
-        return "already done (trained earlier: %d attempt(s))" % attempts if attempts else "already done (trained earlier)"
+        done = "already done (trained earlier: %d attempt(s))" % attempts if attempts else "already done (trained earlier)"
+        return done + ("; this run: the after-training steps" if info.get("this_run") == AFTER_TRAINING_ONLY else "")
     if found == "trained":
         return "trained in %d attempt(s)" % attempts if attempts else "trained"
     if found == "refused":
@@ -376,6 +378,7 @@ NOT_FINISHED_REASON = "unreachable, or failed before its results: see the play's
 NOT_FINISHED = "not finished in this run (%s)" % NOT_FINISHED_REASON
 TRAINER_STATE = "trainer_state.json"
 # The summary's counts in this order; any other state (running, not run) after them.
+AFTER_TRAINING_ONLY = "after-training steps"  # host.json's this_run: trained earlier, this run answered samples or exported
 CATEGORIES = ["trained", "already done", "failed", "refused", "not finished"]
 ALWAYS_COUNTED = CATEGORIES[:4]
 PROBLEMS = ["failed", "refused", "not finished"]
