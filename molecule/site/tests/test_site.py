@@ -340,6 +340,7 @@ def test_hip_guard_of_llamafactory_stops_with_its_message(host):
     assert "failed=1" in _recap(output, _hostname(host))
 
 
+@pytest.mark.full_only  # a lora_job replay on every host (196 s of make test): make test-full
 def test_device_check_stops_a_new_job_before_it_trains(host):
     runs_before = host.run("ls -1 %s" % JOB_RUNS).stdout
     # A changed learning rate is a new config that would train; the switch off means torch must see the GPU.
@@ -459,6 +460,7 @@ def test_results_on_the_controller_are_not_readable_by_others(host):
     assert stat.S_IMODE(os.stat(os.path.join(folder, "host.json")).st_mode) == 0o600
 
 
+@pytest.mark.full_only  # a lora_job replay (234 s of make test): make test-full
 @pytest.mark.only_on(FIRST_HOST)
 def test_a_symlink_the_training_user_plants_does_not_make_root_fetch_what_it_points_to(host):
     output_dir = _status(host)["output_dir"]

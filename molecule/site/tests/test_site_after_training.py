@@ -118,6 +118,7 @@ def _listening(port):
 # On the last host testinfra visits (checks run host by host), after every host's API checks above; the run retires the
 # API on every host, so the faults and the two-host jobs of the next files train without three idle APIs holding memory.
 @pytest.mark.only_on(FIRST_HOST)
+@pytest.mark.full_only  # a lora_job replay on every host (159 s of make test): make test-full
 def test_serving_off_stops_the_api_and_removes_its_unit_config_and_key_on_every_host(host):
     served = {name: subprocess.run(["docker", "exec", name, "systemctl", "is-active", "--quiet", API_UNIT], check=False).returncode == 0
               for name in API_PORTS}
