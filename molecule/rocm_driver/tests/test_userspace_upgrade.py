@@ -7,9 +7,14 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 PROJECT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 sys.path.insert(0, os.path.join(PROJECT, "tests", "lab", "faults"))
 import faultlab  # noqa: E402
+
+# three converges of navi22 across ROCm lines (138 s of make test): make test-full (tests/tools/pytest_full_only.py)
+pytestmark = pytest.mark.full_only
 
 SCENARIO = os.environ.get("MOLECULE_SCENARIO_NAME", "rocm_driver")
 HOST = SCENARIO + "-navi22"
