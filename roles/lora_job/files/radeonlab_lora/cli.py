@@ -185,12 +185,13 @@ def cmd_check(args, spec: dict) -> int:
                          "plan": prepared.plan.as_dict()})
             print(refusal, file=sys.stderr)
             return runner.EXIT_REFUSED
+    trained = state.is_done(prepared.run_dir, prepared.config_hash)  # this config trained earlier
     _print_json({
         "refused": False,
         # done: trained, and (rank 0) the sample prompts answered and the export written; a new prompt or export starts the
         # unit, which trains nothing
-        "done": state.is_done(prepared.run_dir, prepared.config_hash) and not runner.after_training_owed(prepared),
-        "trained": state.is_done(prepared.run_dir, prepared.config_hash),  # this config trained earlier (done or not)
+        "done": trained and not runner.after_training_owed(prepared),
+        "trained": trained,
         "config_hash": prepared.config_hash,
         "run_dir": prepared.run_dir,
         "output_dir": prepared.output_dir,
