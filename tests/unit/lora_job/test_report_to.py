@@ -17,11 +17,12 @@ from radeonlab_lora import render, runner, spec as jobspec, state
 from radeonlab_lora.spec import SpecError
 
 URI = "https://tracker:SecretMlflowPw8@mlflow.example:5000"
+QUIET = {"MLFLOW_DISABLE_TELEMETRY": "true"}  # mlflow 3.x's usage telemetry off
 
 
 @pytest.fixture(autouse=True)
 def no_tracker_env(monkeypatch):
-    for name in ("TENSORBOARD_LOGGING_DIR", "MLFLOW_EXPERIMENT_NAME", "MLFLOW_TRACKING_URI"):
+    for name in ("TENSORBOARD_LOGGING_DIR", "MLFLOW_EXPERIMENT_NAME", "MLFLOW_TRACKING_URI", "MLFLOW_DISABLE_TELEMETRY"):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -55,9 +56,9 @@ def test_the_spec_takes_none_tensorboard_or_mlflow(tiny_job, given, expected):
 ENV_CASES = {
     "none": ("none", {}, {}),
     "tensorboard: the event files in <output>/runs": ("tensorboard", {}, {"TENSORBOARD_LOGGING_DIR": "{output}/runs"}),
-    "mlflow: the job's name as the experiment": ("mlflow", {"MLFLOW_TRACKING_URI": URI}, {"MLFLOW_EXPERIMENT_NAME": "tiny"}),
+    "mlflow: the job's name as the experiment": ("mlflow", {"MLFLOW_TRACKING_URI": URI}, {"MLFLOW_EXPERIMENT_NAME": "tiny", **QUIET}),
     "mlflow: an experiment the environment names": ("mlflow", {"MLFLOW_TRACKING_URI": URI, "MLFLOW_EXPERIMENT_NAME": "team"},
-                                                    {"MLFLOW_EXPERIMENT_NAME": "team"}),
+                                                    {"MLFLOW_EXPERIMENT_NAME": "team", **QUIET}),
 }
 
 
@@ -115,7 +116,7 @@ def test_mlflow_reaches_the_trainer_and_its_uri_stays_out_of_status_and_log(tiny
     job = {**tiny_job, "report_to": "mlflow"}
     assert runner.run_job(jobspec.normalize(job), job["gpu"], lambda line: None) == runner.EXIT_OK
     [call] = read_calls(fake_cli)
-    assert call["trackers"] == {"MLFLOW_TRACKING_URI": URI, "MLFLOW_EXPERIMENT_NAME": "tiny"}
+    assert call["trackers"] == {"MLFLOW_TRACKING_URI": URI, "MLFLOW_EXPERIMENT_NAME": "tiny", **QUIET}
     status = state.read_json(os.path.join(job["output_dir"], "status.json"))
     written = {name: open(os.path.join(status["run_dir"], name), encoding="utf-8").read()
                for name in ("status.json", "train.log", "train.yaml", "attempt-1.yaml")}

@@ -174,7 +174,8 @@ def tracker_env(spec: dict, output_dir: str, env: dict) -> dict:
     tensorboard: ``TENSORBOARD_LOGGING_DIR`` = ``<output_dir>/runs``, one folder for every attempt (the play fetches its
     event files). transformers 5.x reads only this variable: its ``logging_dir`` argument is deprecated and unread, and
     without either each attempt writes to a new ``runs/<date>_<host>``, where transformers 4.x also writes.
-    mlflow: ``MLFLOW_EXPERIMENT_NAME`` = the job's name unless ``env`` names one. Without ``MLFLOW_TRACKING_URI`` in ``env``
+    mlflow: ``MLFLOW_EXPERIMENT_NAME`` = the job's name unless ``env`` names one, and MLflow's usage telemetry off (mlflow
+    3.x sends it unless ``MLFLOW_DISABLE_TELEMETRY``; the role turns every tool's off). Without ``MLFLOW_TRACKING_URI`` in ``env``
     MLflow would log into ``./mlruns`` on the host: refused (RenderError). The URI is never part of what this returns.
     """
     if spec["report_to"] == "tensorboard":
@@ -183,7 +184,7 @@ def tracker_env(spec: dict, output_dir: str, env: dict) -> dict:
         if not env.get("MLFLOW_TRACKING_URI"):
             raise RenderError("report_to mlflow needs MLFLOW_TRACKING_URI in the runner's environment (lora_job_mlflow_tracking_uri "
                               "writes it into the unit's environment file); not started, so nothing is logged to ./mlruns on the host")
-        return {"MLFLOW_EXPERIMENT_NAME": env.get("MLFLOW_EXPERIMENT_NAME") or spec["name"]}
+        return {"MLFLOW_EXPERIMENT_NAME": env.get("MLFLOW_EXPERIMENT_NAME") or spec["name"], "MLFLOW_DISABLE_TELEMETRY": "true"}
     return {}
 
 
