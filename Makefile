@@ -156,6 +156,21 @@ mutation: venv bed tinymodel ## Mutation run: per scenario, how many checks fail
 	[ $$mirror_up = 1 ] || [ -n "$$(docker ps -aq --filter label=radeonlab.lab 2>/dev/null)" ] || tests/lab/mirror/serve.sh stop; \
 	exit $$rc
 
+# The lowest stated ansible-core (requirements-min.txt, meta/runtime.yml) runs one role scenario for real: gpu_groups'
+# converge and idempotence use its ansible-playbook (first on PATH; molecule and testinfra stay the pinned venv's, and
+# community.docker, which molecule's docker driver needs, is the one the pinned `ansible` bundles), and the log must
+# show that core. Part of `make test-full`.
+.PHONY: molecule-min
+molecule-min: venv bed $(VENV_MIN)/.installed ## gpu_groups' scenario with the lowest stated ansible-core's ansible-playbook
+	rc=0; bundled=$$($(VENV)/bin/python -c 'import ansible_collections, os; print(os.path.dirname(list(ansible_collections.__path__)[0]))'); \
+	PATH=$(VENV_MIN)/bin:$$PATH MOLECULE_LOG_DIR=$(BUILD)/molecule-min ANSIBLE_VERBOSITY=1 \
+	  ANSIBLE_COLLECTIONS_PATH=$(COLLECTION_PATH):$$bundled \
+	  tests/tools/molecule_all.sh gpu_groups || rc=$$?; \
+	core=$$($(VENV_MIN)/bin/ansible-playbook --version | sed -n '1s/.*\[core \(.*\)\]/\1/p'); \
+	grep -q "ansible-playbook \[core $$core\]" $(BUILD)/molecule-min/gpu_groups.log \
+	  || { echo "molecule-min: the scenario's log does not show ansible-core $$core"; rc=1; }; \
+	exit $$rc
+
 # No test writes docs/: result pages (reliability*.md, distributed_lab.md, mutation.md) go to build/results/.
 .PHONY: results-to-docs
 results-to-docs: ## Keep the last run's result pages: copy build/results/*.md over docs/
@@ -191,13 +206,13 @@ test: venv sanity-bootstrap units-bootstrap ## What CI checks, within 45 min on 
 	@echo "make test: all checks passed"
 
 # `make test` must end within 45 minutes on CI's 2-core machine. `make test-full` is everything: the checks make test
-# leaves to it (the site's job faults, its two-host jobs, check mode on the fleet, the apt and pip faults), then the
-# mutation runs. Run it for
+# leaves to it (the site's job faults, its two-host jobs, check mode on the fleet, the apt and pip faults), one role
+# scenario under the lowest stated ansible-core, then the mutation runs. Run it for
 # any change to roles/lora_job, playbooks/ or the runner.
 .PHONY: test-full
 test-full: ## make test with every check, then the mutation runs (a change to roles/lora_job, playbooks/ or the runner)
 	@start=$$(date +%s); \
-	RADEONLAB_TEST_FULL=1 $(MAKE) test && $(MAKE) mutation && \
+	RADEONLAB_TEST_FULL=1 $(MAKE) test && $(MAKE) molecule-min && $(MAKE) mutation && \
 	echo "make test-full: all checks passed, $$(( $$(date +%s) - start ))s"
 
 # site.yml creates the training account and serves the wheelhouse itself (for the run only), as on a

@@ -165,7 +165,8 @@ def url_problems(entries):
                 continue
             parts = urlsplit(text) if "://" in text else None
             kinds = " or ".join(URL_FIXES.get(scheme, scheme + "://") for scheme in schemes)
-            shown = redact_url(text)
+            # without a scheme, user:password@host is still a credential (redact_url knows URLs only)
+            shown = redact_url(text) if parts is not None else redact_url("x://" + text)[len("x://"):]
             if parts is None:
                 fix = URL_FIXES.get(schemes[0], schemes[0] + "://") + shown.lstrip("/")
                 problems.append("%s %r has no scheme: a mirror, index or endpoint is a URL (%s), so write %r." % (where, shown, kinds, fix))

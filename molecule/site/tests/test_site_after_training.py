@@ -18,11 +18,13 @@ import urllib.request
 
 import pytest
 
-from test_site import API_ENV, FIRST_HOST, KEYLESS_API as KEYLESS, RESULTS, SECRETS, _converge_again, _hostname, _status
+from test_site import (API_ENV, CONVERGE, FIRST_HOST, KEYLESS_API as KEYLESS, RESULTS, RUN_ENV, SECRETS, _converge_again, _hostname,
+                       _status)
 
 API_PORTS = {"site-navi31": 8862, "site-navi22": 8863, "site-navi21igpu": 8864}  # molecule.yml's lab_api_port
 API_UNIT = "radeonlab-lora-api-tiny-alpaca.service"
 API_CONFIG = "/etc/radeonlab/lora-api-tiny-alpaca.yaml"
+JOB_SPEC = "/var/lib/radeonlab/lora/tiny-alpaca/job.json"
 VENV_PYTHON = "/opt/radeonlab/venv/bin/python"
 MERGED_FILES = {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"}
 COMPARE = r"""
@@ -113,6 +115,29 @@ def _present(name, path):
 def _listening(port):
     with socket.socket() as probe:
         return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+# Issue 50: a job LLaMA-Factory would reject at start-up (a chat template it does not have) is refused before the job spec
+# is written or the previous job's API is touched: the API answers the same before and after, and its unit never restarted.
+@pytest.mark.only_on(FIRST_HOST)
+def test_a_job_with_an_unknown_template_is_refused_while_the_previous_api_answers(host):
+    name = _hostname(host)
+    started = ["docker", "exec", name, "systemctl", "show", "-p", "ActiveEnterTimestampMonotonic", "--value", API_UNIT]
+    before = subprocess.run(started, capture_output=True, text=True, check=True).stdout.strip()
+    spec = host.file(JOB_SPEC).content_string
+    assert _api(host, "/models", key=_key(host))[0] == 200, "the API did not answer before the bad job"
+    run = subprocess.run(["ansible-playbook", "-i", os.environ["MOLECULE_INVENTORY_FILE"], CONVERGE, "--tags", "lora_job",
+                          "--limit", name, "-e", "lora_job_template=qwen35"],
+                         capture_output=True, text=True, timeout=1200, check=False, env=RUN_ENV)
+    output = run.stdout + run.stderr
+    assert run.returncode != 0, output[-3000:]
+    assert "lora_job_template 'qwen35' is not a chat template" in " ".join(output.split()), output[-3000:]
+    assert "changed: [" not in output, output[-3000:]
+    assert host.file(JOB_SPEC).content_string == spec, "the job spec was rewritten for a job that was refused"
+    assert subprocess.run(started, capture_output=True, text=True, check=True).stdout.strip() == before, "the API restarted"
+    status, answer = _api(host, "/chat/completions", {"model": "tiny-alpaca", "max_tokens": 4,
+                                                     "messages": [{"role": "user", "content": "Say hi."}]}, key=_key(host))
+    assert status == 200 and answer["choices"], answer
 
 
 # On the last host testinfra visits (checks run host by host), after every host's API checks above; the run retires the

@@ -20,6 +20,8 @@ FAKE_LF_TOKENS_SEEN    num_input_tokens_seen in the final trainer_state.json (de
 FAKE_LF_RESULTS        JSON object merged into all_results.json (default: train_runtime 2.0, train_samples_per_second 4.0)
 FAKE_LF_FAIL_PEER      die as a torchrun worker whose gloo peer went away
 
+calls.jsonl also records the tracker variables the trainer got (TRACKER_ENV, those set only).
+
 With NODE_RANK > 0 (another node of a multi-node job) the final trainer_state.json and all_results.json are not
 written, as LLaMA-Factory writes them on the job's first process only. calls.jsonl records the torchrun variables.
 
@@ -31,6 +33,7 @@ import os
 import sys
 import time
 
+TRACKER_ENV = ("TENSORBOARD_LOGGING_DIR", "MLFLOW_EXPERIMENT_NAME", "MLFLOW_TRACKING_URI", "MLFLOW_DISABLE_TELEMETRY")
 TORCHRUN_ENV = ("FORCE_TORCHRUN", "ACCELERATE_TORCH_DEVICE", "NPROC_PER_NODE", "NNODES", "NODE_RANK", "MASTER_ADDR", "MASTER_PORT",
                 "GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME")
 
@@ -62,7 +65,8 @@ def main():
     state_dir = os.environ["FAKE_LF_STATE"]
     with open(os.path.join(state_dir, "calls.jsonl"), "a", encoding="utf-8") as handle:
         handle.write(json.dumps({"config": config, "pid": os.getpid(), "env_secret": os.environ.get("FAKE_SECRET"),
-                                 "torchrun": {name: os.environ.get(name) for name in TORCHRUN_ENV}, "path": os.environ.get("PATH")}) + "\n")
+                                 "torchrun": {name: os.environ.get(name) for name in TORCHRUN_ENV}, "path": os.environ.get("PATH"),
+                                 "trackers": {name: os.environ[name] for name in TRACKER_ENV if name in os.environ}}) + "\n")
     with open(os.path.join(state_dir, "trainer.pid"), "w", encoding="utf-8") as handle:
         handle.write(str(os.getpid()))
     print("[INFO] fake LLaMA-Factory starting", flush=True)

@@ -63,6 +63,11 @@ def test_a_job_of_one_data_set_keeps_its_config_hash(tmp_path, files, case):
     assert old.dataset_entry == as_list.dataset_entry and list(old.dataset_entry) == [files[case]["name"]]
 
 
+@pytest.mark.parametrize("report_to", ["none", "tensorboard", "mlflow"])
+def test_a_job_reporting_its_curves_keeps_the_hash_it_had_before_report_to_existed(tmp_path, files, report_to):
+    assert _without_stack(_prepared(_job(tmp_path, dataset=files["alpaca_file"], report_to=report_to))) == PINNED["alpaca_file"]
+
+
 def test_one_local_data_set_keeps_its_sha256_for_the_nodes_to_compare(tmp_path, files):
     prepared = _prepared(_job(tmp_path, dataset=files["alpaca_file"]))
     assert isinstance(prepared.dataset_sha256, str) and len(prepared.dataset_sha256) == 64

@@ -90,3 +90,27 @@ def test_pips_long_path_polyglot_runs_in_process(tmp_path):
     polyglot = f"#!/bin/sh\n'''exec' \"{sys.executable}\" \"$0\" \"$@\"\n' '''\n" + SCRIPT
     done, peak = _launch(tmp_path, _script(tmp_path, polyglot, shebang=""), "train", EXIT_WITH="5")
     assert done.returncode == 5 and "argv" in done.stdout and peak["device"] == "cpu"
+
+
+# A server as uvicorn runs one: its own SIGTERM handler, then at shutdown the previous handler back and the signal raised again.
+SERVER = """import os, signal, sys, time
+stop = []
+previous = signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+print("ready", flush=True)
+while not stop:
+    time.sleep(0.05)
+signal.signal(signal.SIGTERM, previous)
+signal.raise_signal(signal.SIGTERM)
+time.sleep(5)
+"""
+
+
+@pytest.mark.parametrize("text", [SERVER, "import time\nprint('ready', flush=True)\ntime.sleep(30)\n"], ids=["server", "plain"])
+def test_sigterm_writes_the_peak_and_ends_by_the_signal(tmp_path, text):
+    peak = tmp_path / "peak.json"
+    proc = subprocess.Popen([sys.executable, "-m", "radeonlab_lora.launch", "--peak-file", str(peak), _script(tmp_path, text)],
+                            stdout=subprocess.PIPE, text=True, cwd=tmp_path)
+    assert proc.stdout.readline().strip() == "ready"
+    proc.terminate()
+    assert proc.wait(timeout=10) == -15
+    assert json.loads(peak.read_text())["device"] == "cpu"

@@ -76,3 +76,35 @@ def test_nothing_is_checked_where_llamafactory_is_not_installed(tmp_path, monkey
 def test_arguments_are_not_checked_without_transformers(installed, monkeypatch):
     monkeypatch.setattr(upstream, "package_dir", lambda name: None)
     assert upstream.problems(job(extra_args={"max_steps": 5}), installed[0], None) == []
+
+
+# report_to, the packages the venv has -> fragments of the problems (empty: accepted)
+TRACKER_CASES = {
+    "none needs nothing": ("none", set(), []),
+    "tensorboard through tensorboardX": ("tensorboard", {"tensorboardX"}, []),
+    "tensorboard through tensorboard": ("tensorboard", {"tensorboard"}, []),
+    "tensorboard without either": ("tensorboard", {"mlflow"}, ["report_to tensorboard needs tensorboard or tensorboardX",
+                                                                 "llamafactory_report_to tensorboard"]),
+    "mlflow through mlflow-skinny's mlflow": ("mlflow", {"mlflow"}, []),
+    "mlflow without it": ("mlflow", {"tensorboardX"}, ["report_to mlflow needs mlflow in LLaMA-Factory's venv",
+                                                         "site.yml passes lora_job_report_to"]),
+}
+
+
+@pytest.mark.parametrize("case", TRACKER_CASES.values(), ids=list(TRACKER_CASES))
+def test_a_tracker_whose_package_the_venv_lacks(case, installed):
+    report_to, have, fragments = case
+    found = upstream.problems(job(report_to=report_to), *installed, installed=lambda name: name in have)
+    assert len(found) == (1 if fragments else 0), found
+    for fragment in fragments:
+        assert fragment in found[0], found
+
+
+def test_no_tracker_is_checked_where_llamafactory_is_not_installed(monkeypatch):
+    monkeypatch.setattr(upstream, "package_dir", lambda name: None)
+    assert upstream.problems(job(report_to="tensorboard")) == []
+
+
+def test_a_tracker_is_checked_without_transformers_too(installed, monkeypatch):
+    monkeypatch.setattr(upstream, "package_dir", lambda name: None)
+    assert upstream.problems(job(report_to="mlflow"), installed[0], None)[0].startswith("report_to mlflow needs mlflow")

@@ -27,6 +27,7 @@ import json
 import os
 import resource
 import runpy
+import signal
 import sys
 
 
@@ -57,6 +58,19 @@ def write_peak(path: str, owner_pid: int) -> None:
         print(f"radeonlab_lora.launch: could not write {path}: {exc}", file=sys.stderr)
 
 
+def stop_writes_peak(path: str, owner_pid: int) -> None:
+    """SIGTERM (how the runner stops a trainer and the unit stops the API) writes the peak, then ends the process as the
+    signal would have: atexit never runs on a signal's default action. A server that installs its own handler and, at
+    shutdown, restores this one and raises the signal again (uvicorn) ends here too."""
+
+    def on_term(signum, _frame):
+        write_peak(path, owner_pid)
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    signal.signal(signal.SIGTERM, on_term)
+
+
 def is_python_script(path: str) -> bool:
     """A ``.py`` file, a ``#!...python`` script, or pip's ``#!/bin/sh`` + ``'''exec' python`` polyglot (long venv paths)."""
     if path.endswith(".py"):
@@ -78,6 +92,7 @@ def main(argv: list[str] | None = None) -> None:
     if not is_python_script(cli):
         os.execv(cli, [cli, *rest])
     atexit.register(write_peak, os.path.abspath(peak_file), os.getpid())
+    stop_writes_peak(os.path.abspath(peak_file), os.getpid())
     sys.argv = [cli, *rest]
     sys.path[0] = os.path.dirname(os.path.abspath(cli))
     runpy.run_path(cli, run_name="__main__")

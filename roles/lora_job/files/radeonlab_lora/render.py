@@ -10,7 +10,9 @@ The config hash decides "already trained this exact job". It is the sha256 of th
   derived from the hash itself: ``output_dir``, ``dataset_dir``, ``resume_from_checkpoint`` and the
   attention/packing settings the failure policy may change between attempts (``flash_attn``,
   ``packing``, ``neat_packing``). The sizing plan (batch, accumulation, precision, checkpointing) *is*
-  part of it: a different card that needs a different plan trains again;
+  part of it: a different card that needs a different plan trains again. ``report_to`` is hashed as ``none``
+  whatever it is: where the curves go is not what is learned, and a job trained before the trackers existed
+  (its config said ``none``) keeps its hash;
 - the dataset_info entries (one per data set of the job), with a local dataset file's path replaced by its
   sha256, so editing the data retrains and moving it does not;
 - a local model directory's fingerprint: name and size of every top-level file, plus the sha256 of those up
@@ -37,6 +39,8 @@ from .spec import DISTRIBUTED_DEFAULTS
 
 HASH_FORMAT = 1
 VOLATILE_KEYS = ("output_dir", "dataset_dir", "resume_from_checkpoint", "flash_attn", "packing", "neat_packing")
+UNHASHED = {"report_to": "none"}  # hashed as this value whatever the job says (module docstring)
+TENSORBOARD_DIR = "runs"  # the event files' folder in LLaMA-Factory's output_dir (transformers' default parent)
 DEFAULT_COLUMNS = {"prompt": "instruction", "query": "input", "response": "output"}
 SHAREGPT_COLUMNS = {"messages": "conversations"}  # LLaMA-Factory's default; its tags default to from/value/human/gpt
 
@@ -128,7 +132,7 @@ def training_config(spec: dict, plan: Plan, *, output_dir: str, dataset_dir: str
         "save_only_model": False,  # optimizer + scheduler state are what make a resume exact
         "plot_loss": True,
         "overwrite_output_dir": False,  # True would wipe checkpoints and make resume impossible
-        "report_to": "none",
+        "report_to": spec["report_to"],
         # train
         "per_device_train_batch_size": plan.per_device_train_batch_size,
         "gradient_accumulation_steps": plan.gradient_accumulation_steps,
@@ -162,6 +166,26 @@ def training_config(spec: dict, plan: Plan, *, output_dir: str, dataset_dir: str
     for key in sorted(spec["extra_args"]):
         cfg[key] = spec["extra_args"][key]
     return cfg
+
+
+def tracker_env(spec: dict, output_dir: str, env: dict) -> dict:
+    """What the trainer's environment ``env`` needs for ``spec["report_to"]``, added by the runner.
+
+    tensorboard: ``TENSORBOARD_LOGGING_DIR`` = ``<output_dir>/runs``, one folder for every attempt (the play fetches its
+    event files). transformers 5.x reads only this variable: its ``logging_dir`` argument is deprecated and unread, and
+    without either each attempt writes to a new ``runs/<date>_<host>``, where transformers 4.x also writes.
+    mlflow: ``MLFLOW_EXPERIMENT_NAME`` = the job's name unless ``env`` names one, and MLflow's usage telemetry off (mlflow
+    3.x sends it unless ``MLFLOW_DISABLE_TELEMETRY``; the role turns every tool's off). Without ``MLFLOW_TRACKING_URI`` in ``env``
+    MLflow would log into ``./mlruns`` on the host: refused (RenderError). The URI is never part of what this returns.
+    """
+    if spec["report_to"] == "tensorboard":
+        return {"TENSORBOARD_LOGGING_DIR": os.path.join(output_dir, TENSORBOARD_DIR)}
+    if spec["report_to"] == "mlflow":
+        if not env.get("MLFLOW_TRACKING_URI"):
+            raise RenderError("report_to mlflow needs MLFLOW_TRACKING_URI in the runner's environment (lora_job_mlflow_tracking_uri "
+                              "writes it into the unit's environment file); not started, so nothing is logged to ./mlruns on the host")
+        return {"MLFLOW_EXPERIMENT_NAME": env.get("MLFLOW_EXPERIMENT_NAME") or spec["name"], "MLFLOW_DISABLE_TELEMETRY": "true"}
+    return {}
 
 
 def file_sha256(path: str) -> str:
@@ -205,7 +229,7 @@ def config_hash(train_cfg: dict, dataset_entry: dict, dataset_sha256: dict | str
     ``dataset_sha256``: the local files' sha256 by data set name (a str: that of the one local file). ``stack``: a
     :func:`stack_identity` (None: left out of the payload, as before it was part of the hash).
     """
-    stable = {key: value for key, value in train_cfg.items() if key not in VOLATILE_KEYS}
+    stable = {key: UNHASHED.get(key, value) for key, value in train_cfg.items() if key not in VOLATILE_KEYS}
     entries = {}
     for name, entry in dataset_entry.items():
         entry = dict(entry)

@@ -569,6 +569,11 @@ def _run_locked(prepared: Prepared, lock: state.JobLock, signals: Signals, out) 
     if cli is None:
         job.finish("failed", f"{prepared.spec['llamafactory_cli']} not found (PATH or beside {sys.executable})")
         return EXIT_FAILED
+    try:
+        env.update(render.tracker_env(prepared.spec, prepared.output_dir, env))
+    except render.RenderError as exc:
+        job.finish("failed", str(exc))
+        return EXIT_FAILED
 
     previous = job.status.get("attempts") or []
     if continued:

@@ -38,6 +38,8 @@ Example (every key but model, template, dataset and output_dir is optional)::
       "torch_without_hip": false,                  # the lab's switch: torch has no HIP here, so GPU facts + a torch that sees
                                                    # no GPU train on the CPU (with device auto) instead of refusing
       "env": {"HF_ENDPOINT": "https://hf-mirror.example"},  # for llamafactory-cli (and the torch probe) only; never written to status or log
+      "report_to": "tensorboard",                  # LLaMA-Factory's report_to: none | tensorboard (event files in <adapter dir>/runs)
+                                                   # | mlflow (to the MLFLOW_TRACKING_URI of the runner's environment; not hashed)
       "distributed": {"nnodes": 2, "node_rank": 0,  # one job over several hosts (torchrun, as LLaMA-Factory launches it);
                       "master_addr": "192.0.2.10",  # null: this host alone (all its visible GPUs, data-parallel)
                       "master_port": 29500, "timeout_s": 600}
@@ -60,6 +62,7 @@ from .vocabulary import SDPA_KERNELS as SDPA_KERNEL_CHOICES
 
 DEVICE_CHOICES = ("auto", "gpu", "cpu")
 EXPORT_CHOICES = ("adapter", "merged")  # merged: llamafactory-cli export folds the adapter into the base model
+REPORT_TO_CHOICES = ("none", "tensorboard", "mlflow")  # where the trainer's curves go (render.tracker_env)
 DATASET_SOURCES = ("file", "hf_hub_url", "ms_hub_url")
 MODEL_REVISION = re.compile(r"^([0-9a-f]{40}|[A-Za-z0-9][A-Za-z0-9._-]{0,127})$")  # a commit or a tag
 
@@ -97,6 +100,7 @@ DEFAULTS: dict = {
     "dataloader_num_workers": 2,
     "extra_args": {},
     "env": {},
+    "report_to": "none",
     "gpu": None,
     "llamafactory_cli": "llamafactory-cli",
     "progress_interval_s": 10,
@@ -190,6 +194,8 @@ def normalize(raw: dict) -> dict:
         problems.append(f"device must be one of {list(DEVICE_CHOICES)}, got {spec['device']!r}")
     if spec["export"] not in EXPORT_CHOICES:
         problems.append(f"export must be one of {list(EXPORT_CHOICES)}, got {spec['export']!r}")
+    if spec["report_to"] not in REPORT_TO_CHOICES:
+        problems.append(f"report_to must be one of {list(REPORT_TO_CHOICES)}, got {spec['report_to']!r}")
     for flag in ("torch_without_hip", "serve"):
         if not isinstance(spec[flag], bool):
             problems.append(f"{flag} must be true or false, got {spec[flag]!r}")

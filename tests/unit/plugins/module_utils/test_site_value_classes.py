@@ -34,6 +34,8 @@ WEB, INDEX, GIT = ["https", "http"], ["https", "http", "file"], ["https", "http"
     ({"variable": "llamafactory_git_url", "value": "ssh://git@host/r.git", "schemes": GIT, "scp": True}, []),
     ({"variable": "pytorch_rocm_wheelhouse_url", "value": "http://user:secret@10.0.0.5:8766/simple x", "schemes": INDEX},
      ["no spaces", "user:********@"]),
+    ({"variable": "lora_job_mlflow_tracking_uri", "value": "user:secret@mlflow.example:5000", "schemes": WEB, "optional": True},
+     ["has no scheme", "'user:********@mlflow.example:5000'", "'https://user:********@mlflow.example:5000'"]),
 ])
 def test_url_problems(entry, expected):
     text = " ".join(si.url_problems([entry]))
