@@ -159,11 +159,11 @@ mutation: venv bed tinymodel ## Mutation run: per scenario, how many checks fail
 # The lowest stated ansible-core (requirements-min.txt, meta/runtime.yml) runs one role scenario for real: gpu_groups'
 # converge and idempotence use its ansible-playbook (first on PATH; molecule and testinfra stay the pinned venv's, and
 # community.docker, which molecule's docker driver needs, is the one the pinned `ansible` bundles), and the log must
-# show that core. Part of `make test-full`.
+# show that core (ansible-playbook prints its version from -vv). Part of `make test-full`.
 .PHONY: molecule-min
 molecule-min: venv bed $(VENV_MIN)/.installed ## gpu_groups' scenario with the lowest stated ansible-core's ansible-playbook
 	rc=0; bundled=$$($(VENV)/bin/python -c 'import ansible_collections, os; print(os.path.dirname(list(ansible_collections.__path__)[0]))'); \
-	PATH=$(VENV_MIN)/bin:$$PATH MOLECULE_LOG_DIR=$(BUILD)/molecule-min ANSIBLE_VERBOSITY=1 \
+	PATH=$(VENV_MIN)/bin:$$PATH MOLECULE_LOG_DIR=$(BUILD)/molecule-min ANSIBLE_VERBOSITY=2 \
 	  ANSIBLE_COLLECTIONS_PATH=$(COLLECTION_PATH):$$bundled \
 	  tests/tools/molecule_all.sh gpu_groups || rc=$$?; \
 	core=$$($(VENV_MIN)/bin/ansible-playbook --version | sed -n '1s/.*\[core \(.*\)\]/\1/p'); \
