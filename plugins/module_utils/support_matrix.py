@@ -16,7 +16,7 @@ Bump ``MATRIX_VERSION`` whenever any entry changes.
 
 from __future__ import annotations
 
-MATRIX_VERSION = "2026.12.12"
+MATRIX_VERSION = "2026.12.13"
 
 # ---------------------------------------------------------------------------------------------
 # Sources (short keys used by the entries below)
@@ -346,6 +346,57 @@ SOURCES = {
         "on ROCm/TheRock#2465 (2025-12-09): nightlies 'should work with the latest amdgpu-dkms/Adrenaline driver'; "
         "31.x drivers of that stream: 31.20 (amdgpu_epoch_31), 31.40.1 (ROCm/legacy-rocm-build PR #6581, 2026-08-06), "
         "amdgpu-install/31.50 (ROCm/TheRock#7712). Which 31.x pairs with 7.14 / 10.x: UNVERIFIED"
+    ),
+    "rocm_pip_production": (
+        "AMD's transition guide, docs-10.0.0 (https://rocm.docs.amd.com/en/docs-10.0.0/_sources/about/"
+        "transition-guide-TheRock.md, read 2026-12-07): 'The transition from the legacy ROCm release stream began with "
+        "ROCm Core SDK 7.14.0, the first production release. ROCm 10.0.0 is the latest production release.' (its 7.14.0 "
+        "page had called 7.14.0 'a preview release': therock_status); ROCm Core SDK 10.0.0 release notes at "
+        "rocm.docs.amd.com/en/latest, tag therock-10.0 of ROCm/rocm-systems dated 2026-08-26 (api-evangelist/"
+        "advanced-micro-devices changelog @7215df2e, generated 2026-08-30)"
+    ),
+    "rocm_pip_install_1000": (
+        "AMD's 'Install ROCm' page for 10.0.0, ROCm/rocm-docs docs/install/include/200-install.rst @0c31064a (read "
+        "2026-12-07): pip install --index-url https://stable.repo.amd.com/rocm/whl-next/ "
+        "\"rocm[libraries,device-gfx<target>]==10.0.0\" for gfx1201, gfx1200, gfx1100, gfx1101, gfx1102, gfx1103, gfx1030, "
+        "gfx1151, gfx1150, gfx1152, gfx1153 (and Instinct gfx950, gfx942, gfx90a, gfx908); venv Python per OS: Ubuntu 26.04 "
+        "3.14, 24.04.4 3.12, 22.04.5 3.11, Debian 13 3.13, Debian 12 3.11; 'Supported Ryzen APUs require the inbox kernel "
+        "driver included with Ubuntu 26.04 / 24.04.4'; 'For Instinct and Radeon devices, install the AMD GPU Driver (amdgpu)'"
+    ),
+    "rocm_pip_radeon_1000": (
+        "AMD's compatibility matrix, Radeon table: ROCm/rocm-docs docs/compatibility/include/system-radeon.rst @bcabec9d "
+        "(read 2026-12-07): gfx1201, gfx1200, gfx1100, gfx1101, gfx1102, gfx1030 on Ubuntu 26.04 (GA 7.0), 24.04.4 (HWE "
+        "6.17), 22.04.5 (HWE 6.8) and RHEL 10.2 / 9.8, with AMD GPU Driver (amdgpu) 31.40.1 ... 30.10.0; no Debian, no "
+        "gfx1031/gfx1032"
+    ),
+    "rocm_pip_ryzen_1000": (
+        "AMD's compatibility matrix, Ryzen table: ROCm/rocm-docs docs/compatibility/include/system-ryzen.rst @bcabec9d "
+        "(read 2026-12-07): gfx1151 (Radeon 8060S/8050S/8040S, Ryzen AI Max 300 / PRO 300 / PRO 400), gfx1150, gfx1152, "
+        "gfx1153, gfx1103 on Ubuntu 26.04 (GA kernel 7.0) and 24.04.4 (OEM kernel 6.17); 'Supported kernel driver version: "
+        "Inbox kernel driver in supported Ubuntu version'; no Debian"
+    ),
+    "rocm_pip_therock_gpus": (
+        "ROCm/TheRock SUPPORTED_GPUS.md @89553ce3 (2026-08-22): Linux 'Release Ready' for gfx1201, gfx1200, gfx1152, "
+        "gfx1151, gfx1150, gfx1103 ... gfx1100, gfx1036 ... gfx1030, gfx1012 ... gfx1010 (not gfx1153), with the page's own "
+        "warning 'not yet stable for production use' and its pointer to the official compatibility matrix for released "
+        "support; RELEASES.md @89553ce3 lists device extras device-gfx1031 ... device-gfx1036 and device-gfx1010 ... 1012 "
+        "too ('installable does not mean the runtime is functional')"
+    ),
+    "rocm_pip_torch_1000": (
+        "3rd-party, two independent installs of ROCm 10.0.0's torch from https://stable.repo.amd.com/rocm/whl-next/: "
+        "'torch[device-gfx1151]==2.13.0+rocm10.0.0' 'torchvision[device-gfx1151]==0.28.0+rocm10.0.0' "
+        "'torchaudio==2.11.0.2+rocm10.0.0' (a gfx1151 setup guide, index file id 66822332095); "
+        "https://github.com/hellas-ai/nix-strix-halo/pull/159 (2026-07-24: ROCm 10.0.0, PyTorch 2.13, torchvision 0.28, "
+        "torchaudio 2.11.0.2, from 'the official AMD stable tarball and wheel indexes', gfx1151 and gfx1030). AMD's own "
+        "PyTorch page for 10.0.0 (projects/ai-ecosystem .../pytorch/install.html) was not read: UNVERIFIED"
+    ),
+    "rocm_pip_sdist": (
+        "ROCm/TheRock @89553ce3: RELEASES.md ('rocm | Primary sdist meta package that dynamically determines other "
+        "deps'; 'The torch packages depend on rocm[libraries]'), docs/packaging/python_packaging.md ('The rocm package is "
+        "built as an sdist'), external-builds/pytorch/build_prod_wheels.py (PYTORCH_EXTRA_INSTALL_REQUIREMENTS = "
+        "'rocm[libraries]==<version>'); ROCm/TheRock#3046 log ('Built rocm==7.11.0a20260112' at install). The fleet "
+        "wheelhouse downloads with --only-binary=:all: --platform, which cannot fetch an sdist (roles/venv_pip/files/"
+        "wheelhouse.py pip_argv)"
     ),
     "bnb_lf": (
         "https://github.com/bitsandbytes-foundation/bitsandbytes/issues/1955 (LLaMA-Factory 0.9.5 QLoRA 4-bit on an "
@@ -947,12 +998,11 @@ TORCH_NOTES = (
 
 
 # ---------------------------------------------------------------------------------------------
-# AMD's pip-delivered ROCm (TheRock, ROCm 7.14+ / 10.x): ROCm itself as wheels, torch built against it.
-# radeonlab.llm.pytorch_rocm keeps download.pytorch.org's wheels (TORCH_WHEELS) on a host ROCm from repo.radeon.com;
-# there is no pytorch_rocm_source: rocm_pip switch. The facts a later switch would need, and why not yet.
+# AMD's pip-delivered ROCm (TheRock, ROCm 7.14+ / 10.x): ROCm itself as wheels, torch built against it. The facts
+# read while it was a preview (7.14.0); ROCM_PIP below is what radeonlab.llm.pytorch_rocm_runtime: pip installs.
 # ---------------------------------------------------------------------------------------------
 THEROCK = {
-    "status": "not adopted",
+    "status": "superseded by ROCM_PIP (pytorch_rocm_runtime)",
     "first_release": "7.14.0 (2026-07-16)",
     "indexes": (
         ("stable, multi-arch", "https://repo.amd.com/rocm/whl-multi-arch/"),
@@ -977,6 +1027,72 @@ THEROCK = {
     ),
     "sources": ("therock_pip", "therock_status", "therock_driver", "therock"),
 }
+
+# ---------------------------------------------------------------------------------------------
+# The ROCm user space of radeonlab.llm.pytorch_rocm: apt (ROCm from repo.radeon.com, torch from download.pytorch.org,
+# TORCH_WHEELS) or pip (AMD's pip-delivered ROCm, TheRock: rocm[libraries] and a matching torch as wheels in the venv,
+# the host needing only the kernel driver). One release is recorded; module_utils/rocm_runtime.py decides per host.
+#   status per target: stable (AMD's own 10.0.0 install page and compatibility matrix list the target for pip),
+#   preview (only TheRock's own pages list it), unknown (no row). os: the distribution releases AMD lists for the
+#   target (Debian: none for Radeon/Ryzen). driver: the kernel driver AMD pairs with it ("inbox": the kernel's own,
+#   "amdgpu": AMD's amdgpu-dkms 30.x/31.x).
+# ---------------------------------------------------------------------------------------------
+_PIP_UBUNTU_RADEON = {"Ubuntu": ("26.04", "24.04", "22.04")}
+_PIP_UBUNTU_RYZEN = {"Ubuntu": ("26.04", "24.04")}
+
+ROCM_PIP = {
+    "release": "10.0.0",
+    "index_url": "https://stable.repo.amd.com/rocm/whl-next/",
+    "index_source": "rocm_pip_install_1000",
+    # pip install "rocm[libraries,device-gfx<target>]==<release>" (AMD), torch pulls rocm[libraries] itself
+    "rocm_requirement": "rocm[libraries,{devices}]=={release}",
+    "torch": {"torch": "2.13.0", "torchvision": "0.28.0", "torchaudio": "2.11.0.2", "local": "rocm10.0.0",
+              "device_extra": True, "verified": False, "source": "rocm_pip_torch_1000"},
+    # the venv Python AMD's 10.0.0 page names per OS release (the role's own: Ubuntu 22.04 3.11, 24.04 3.12, Debian 12 3.11)
+    "python": {"Ubuntu-26.04": "3.14", "Ubuntu-24.04": "3.12", "Ubuntu-22.04": "3.11", "Debian-13": "3.13",
+               "Debian-12": "3.11"},
+    "python_source": "rocm_pip_install_1000",
+    # the fleet wheelhouse (pip download --only-binary=:all: --platform) cannot carry the rocm selector sdist
+    "wheelhouse": False,
+    "wheelhouse_source": "rocm_pip_sdist",
+    "production_source": "rocm_pip_production",
+}
+
+ROCM_PIP_TARGETS = (
+    {"family": "Ryzen AI Max (Strix Halo)", "targets": ("gfx1151",), "status": "stable", "driver": "inbox",
+     "os": _PIP_UBUNTU_RYZEN, "sources": ("rocm_pip_install_1000", "rocm_pip_ryzen_1000", "rocm_pip_production"),
+     "notes": "AMD: Ryzen APUs run on the inbox kernel driver of Ubuntu 26.04 / 24.04.4 (OEM kernel 6.17)."},
+    {"family": "Ryzen AI 300/400 (Strix, Krackan), Ryzen 200 (Phoenix)", "targets": ("gfx1150", "gfx1152", "gfx1153", "gfx1103"),
+     "status": "stable", "driver": "inbox", "os": _PIP_UBUNTU_RYZEN,
+     "sources": ("rocm_pip_install_1000", "rocm_pip_ryzen_1000", "rocm_pip_production"),
+     "notes": "As gfx1151; TheRock's own page does not mark gfx1153 release ready (rocm_pip_therock_gpus)."},
+    {"family": "RDNA4 (RX 9000, AI PRO R9700)", "targets": ("gfx1200", "gfx1201"), "status": "stable", "driver": "amdgpu",
+     "os": _PIP_UBUNTU_RADEON, "sources": ("rocm_pip_install_1000", "rocm_pip_radeon_1000", "rocm_pip_production"),
+     "notes": "AMD pairs Radeon with its amdgpu driver (30.10 ... 31.40.1), not the kernel's own: auto keeps apt."},
+    {"family": "RDNA3 (RX 7000, PRO W7000)", "targets": ("gfx1100", "gfx1101", "gfx1102"), "status": "stable",
+     "driver": "amdgpu", "os": _PIP_UBUNTU_RADEON,
+     "sources": ("rocm_pip_install_1000", "rocm_pip_radeon_1000", "rocm_pip_production"),
+     "notes": "As RDNA4."},
+    {"family": "RDNA2 (PRO W6800, V620, RX 6800/6900)", "targets": ("gfx1030",), "status": "stable", "driver": "amdgpu",
+     "os": _PIP_UBUNTU_RADEON, "sources": ("rocm_pip_install_1000", "rocm_pip_radeon_1000", "rocm_pip_production"),
+     "notes": "As RDNA4."},
+    {"family": "RDNA2 without AMD's listing (RX 6700/6600/6500, iGPUs)",
+     "targets": ("gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036"), "status": "preview",
+     "driver": None, "os": {}, "sources": ("rocm_pip_therock_gpus",),
+     "notes": "Device wheels exist and TheRock calls them release ready, but AMD's 10.0.0 pages do not list them. "
+              "Whether HSA_OVERRIDE_GFX_VERSION is still needed or harmful there: UNVERIFIED (therock)."},
+    {"family": "RDNA1 (RX 5000)", "targets": ("gfx1010", "gfx1011", "gfx1012"), "status": "preview", "driver": None,
+     "os": {}, "sources": ("rocm_pip_therock_gpus",),
+     "notes": "Device wheels exist (TheRock); AMD's 10.0.0 pages do not list them."},
+)
+ROCM_PIP_NOTES = (
+    "AMD calls ROCm 10.0.0 a production release and lists pip as an install method for the stable targets "
+    "(rocm_pip_production, rocm_pip_install_1000). Targets without a row are unknown. No target defaults to pip on "
+    "Debian (AMD lists none for Radeon/Ryzen), nor with the fleet wheelhouse: torch needs the rocm selector, an sdist, "
+    "which pip download --only-binary=:all: cannot fetch (rocm_pip_sdist). The torch 2.13.0 / torchvision 0.28.0 / "
+    "torchaudio 2.11.0.2 set of 10.0.0 comes from 3rd-party installs (rocm_pip_torch_1000, UNVERIFIED against AMD's "
+    "PyTorch page). Which amdgpu driver pairs with 10.0.0 on Radeon: 30.10 ... 31.40.1 (rocm_pip_radeon_1000)."
+)
 
 # ---------------------------------------------------------------------------------------------
 # Liger-Kernel (fused Triton kernels: RMSNorm, RoPE, SwiGLU, linear + cross-entropy without the full logits), what

@@ -162,26 +162,53 @@ def dkms_kernel_lines(sm):
     return out + [""]
 
 
-def therock_lines(sm):
-    """Why the collection does not install AMD's pip-delivered ROCm yet, and what a later switch would use."""
-    rock = sm.THEROCK
-    out = ["## AMD's pip-delivered ROCm (TheRock): not adopted yet", "",
-           "From %s AMD also ships ROCm as Python wheels, with torch built against them. `radeonlab.llm.pytorch_rocm` "
-           "keeps the download.pytorch.org wheels above on a host ROCm from repo.radeon.com; there is no "
-           "`pytorch_rocm_source: rocm_pip` switch (status: %s). Why not yet:" % (rock["first_release"], rock["status"]),
-           ""]
+def runtime_lines(sm):
+    """apt or pip per target (pytorch_rocm_runtime), from ROCM_PIP / ROCM_PIP_TARGETS, then the older TheRock facts."""
+    pip, rock = sm.ROCM_PIP, sm.THEROCK
+    wheel = pip["torch"]
+    out = ["## ROCm user space: apt or pip", "",
+           "`radeonlab.llm.pytorch_rocm` installs the ROCm user space one of two ways (`pytorch_rocm_runtime`): **apt** - ROCm "
+           "from repo.radeon.com (`radeonlab.llm.rocm_driver`) and torch from the PyTorch ROCm index above - or **pip** - "
+           "AMD's pip-delivered ROCm %s (TheRock): `rocm[libraries,device-gfx<target>]` and `torch[device-gfx<target>]==%s+%s`, "
+           "`torchvision[device-gfx<target>]==%s+%s`, `torchaudio==%s+%s` from `%s` into the venv, the host needing only the "
+           "kernel driver (`%s`, `%s`; torch set: `%s`, UNVERIFIED against AMD's PyTorch page)." % (
+               pip["release"], wheel["torch"], wheel["local"], wheel["torchvision"], wheel["local"], wheel["torchaudio"],
+               wheel["local"], pip["index_url"], pip["production_source"], pip["index_source"], wheel["source"]), "",
+           "The default, `auto`, takes **pip** only where every visible GPU target is `stable` below, AMD pairs it with the "
+           "kernel's own driver (`inbox`) and the host runs it (`rocm_driver_facts.kernel_driver`), AMD lists the host's OS "
+           "release, and `pytorch_rocm_wheelhouse` is off - the fleet wheelhouse downloads with `--only-binary=:all:`, which "
+           "cannot fetch the `rocm` selector sdist torch depends on (`%s`). Everywhere else `auto` is **apt**, and an explicit "
+           "`pytorch_rocm_runtime: pip` is refused before any change where a target is not `stable` or its OS is not listed "
+           "(unless `pytorch_rocm_runtime_allow_preview: true`), with the wheelhouse, or with no GPU known. "
+           "The decision and its reason are in `pytorch_rocm_facts.runtime` / `runtime_reason`." % pip["wheelhouse_source"], "",
+           "| targets | family | pip status | kernel driver AMD pairs | OS releases AMD lists | default (`auto`) | why | source |",
+           "|---|---|---|---|---|---|---|---|"]
+    for row in sm.ROCM_PIP_TARGETS:
+        oses = "; ".join("%s %s" % (dist, ", ".join(rels)) for dist, rels in sorted(row["os"].items())) or "-"
+        if row["status"] != "stable":
+            default, why = "apt", "not stable: AMD's %s pages do not list it" % pip["release"]
+        elif row["driver"] != "inbox":
+            default, why = "apt", "AMD pairs it with its amdgpu driver, not the kernel's own; `pip` may be asked for"
+        else:
+            default, why = "pip on those OS releases with the kernel's own driver and no wheelhouse, else apt", \
+                "AMD: Ryzen APUs run ROCm on the inbox kernel driver"
+        out.append("| %s | %s | %s | %s | %s | %s | %s. %s | %s |" % (
+            ", ".join(row["targets"]), row["family"], row["status"], row["driver"] or "-", oses, default, why,
+            row["notes"], ", ".join("`%s`" % key for key in row["sources"])))
+    out += ["| every other target | - | unknown | - | - | apt | no row: nothing sourced | - |", "",
+            " ".join(sm.ROCM_PIP_NOTES.split()), "",
+            "Python AMD names for the venv per OS release (`%s`): %s. The lab (Debian 12 containers, gfx1100, gfx1031, gfx1030, "
+            "gfx1151, mostly through the wheelhouse) stays on apt." % (
+                pip["python_source"], ", ".join("%s %s" % (k.replace("-", " "), v) for k, v in sorted(pip["python"].items()))),
+            "",
+            "Earlier TheRock facts (read at 7.14.0, when AMD still called it a preview; status: %s):" % rock["status"], ""]
     for reason, key in rock["reasons"]:
         out.append("- %s (`%s`)." % (reason, key))
-    out += ["", "What a later switch would use (%s):" % ", ".join("`%s`" % key for key in rock["sources"]), ""]
     for what, url in rock["indexes"]:
         out.append("- index, %s: `%s`" % (what, url))
-    out.append("- extras: %s (`%s`)" % (", ".join("`%s`" % extra for extra in rock["extras"]), rock["extras_note"]))
-    out.append("- version strings: " + ", ".join(
-        "%s `%s` (e.g. `%s`)" % (kind, pattern, example) for kind, pattern, example in rock["version_patterns"]))
     out.append("- torch companions: " + ", ".join(
         "torch %s with torchvision %s and torchaudio %s" % (torch, vision, audio)
         for torch, (vision, audio) in sorted(rock["companions"].items(), key=lambda item: tuple(map(int, item[0].split("."))))))
-    out.append("- host: %s" % rock["host"])
     return out + [""]
 
 
@@ -282,7 +309,7 @@ def render():
     out.extend(dkms_kernel_lines(sm))
     out.extend(apu_kernel_lines(sm))
     out.extend(apu_ttm_lines(sm))
-    out.extend(therock_lines(sm))
+    out.extend(runtime_lines(sm))
     out.append("## Sources")
     out.append("")
     for key in sorted(sm.SOURCES):

@@ -251,21 +251,22 @@ def test_torch_notes_carry_the_7x_facts():
     assert "TheRock's pairing" not in notes  # torchaudio 2.11 for torch >= 2.11 is sourced now
 
 
-def test_therock_is_recorded_as_not_adopted():
+def test_therock_preview_facts_are_kept_and_rocm_pip_supersedes_them():
     rock = sm.THEROCK
-    assert rock["status"] == "not adopted"
+    assert "ROCM_PIP" in rock["status"]
     assert all(key in sm.SOURCES for key in rock["sources"])
     assert {key for _reason, key in rock["reasons"]} <= set(rock["sources"])
-    reasons = " ".join(reason for reason, _key in rock["reasons"])
-    assert "preview" in reasons and "UNVERIFIED" in reasons and "HSA_OVERRIDE_GFX_VERSION" in reasons
     assert all(url.startswith("https://") for _what, url in rock["indexes"])
     assert set(rock["companions"]) == {"2.11", "2.12", "2.13", "2.14"}
     assert all(audio == "2.11" for _vision, audio in rock["companions"].values())
-    # the collection has no switch for it
+    # download.pytorch.org's rows stay classic ROCm lines; the pip runtime has its own table
     assert all(row["index_tag"].replace("nightly/", "").startswith("rocm") for row in sm.TORCH_WHEELS)
+    assert sm.ROCM_PIP["index_url"] == "https://stable.repo.amd.com/rocm/whl-next/"
     text = _generator().render()
-    assert "## AMD's pip-delivered ROCm (TheRock): not adopted yet" in text
+    assert "## ROCm user space: apt or pip" in text
     assert "https://stable.repo.amd.com/rocm/whl-next/" in text
+    for row in sm.ROCM_PIP_TARGETS:
+        assert "| %s | %s | %s |" % (", ".join(row["targets"]), row["family"], row["status"]) in text
 
 
 def test_docs_mention_matrix_version_and_every_line():
