@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # Issue 50 on a GPU machine without network, from the repository root: a job through every stage (tests/bench/after/stages.py)
-#     bash tests/bench/after/run_stages.sh tests/bench/plans/stages_16g.txt --device-name "NVIDIA H100" --steps-7b 3 --eff-batch 2
+#     bash tests/bench/after/run_stages.sh tests/bench/plans/stages_16g_24g.txt --device-name "NVIDIA H100" --steps-7b 3 --eff-batch 2
 # Carry .cache/gpu/stages (LLaMA-Factory 0.9.5 and its pure-Python extras as in run_device.sh, bitsandbytes 0.50.2, and the
 # stack LLaMA-Factory 0.9.5 pins: transformers 5.6.0, peft 0.18.1, accelerate 1.11.0, tokenizers 0.22.2 - the machine's
 # transformers 5.17 dropped warmup_ratio, which the runner renders; the bitsandbytes wheel without its CUDA 11.8-12.8

@@ -8,7 +8,7 @@
                               runner's ``api-config`` under the same cap, asked one chat completion (the long prompt),
                               stopped, and its peak read (``radeonlab_lora.launch``'s peak file, written at exit).
 
-    python3 tests/bench/after/stages.py --out OUT --plan tests/bench/plans/stages_16g.txt --device-name "NVIDIA H100"
+    python3 tests/bench/after/stages.py --out OUT --plan tests/bench/plans/stages_16g_24g.txt --device-name "NVIDIA H100"
 """
 
 from __future__ import annotations

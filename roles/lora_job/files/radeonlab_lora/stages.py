@@ -13,7 +13,10 @@ weights), fp32 on the CPU. Its peak allocated memory::
   + adapter       4 P_lora                          fp32 LoRA weights (merged into bf16 weights, kept beside NF4 ones)
   + kv cache      2 L kv_heads head_dim 2 B x t     K and V of every layer, bf16, t = cutoff_len + sample_max_new_tokens
   + prefill       t (a h + b i)                     one layer's transient tensors while the prompt is read
-  + dequantised   2 h i                             qlora4: the largest projection dequantised to bf16 for a matmul
+  + projection    2 h i (qlora4), 4 h i (merged)    qlora4: the largest projection dequantised to bf16 for a matmul;
+                                                    bf16/fp32: the adapter's fp32 B.A of that projection while it is merged
+                                                    into the weights (LLaMA-Factory 0.9.5 merges the adapter of an
+                                                    unquantised base at load, llamafactory/model/adapter.py: merge_and_unload)
 
 Those go through the same margin and runtime reserve as a training step, on the same device (an APU's unified share).
 
@@ -72,9 +75,9 @@ def inference_estimate(shape: ModelShape, precision: str, tokens: int, lora_rank
     adapter = shape.lora_params(lora_rank) * ADAPTER_BYTES_PER_PARAM
     kv_cache = 2 * shape.layers * shape.kv_heads * shape.head_dim * KV_BYTES * tokens
     prefill = tokens * (PREFILL_BYTES_PER_HIDDEN * shape.hidden + PREFILL_BYTES_PER_INTERMEDIATE * shape.intermediate)
-    dequantised = 2.0 * shape.hidden * shape.intermediate if precision == "qlora4" else 0.0
+    projection = (2.0 if precision == "qlora4" else 4.0) * shape.hidden * shape.intermediate
     factor = 2 if precision == "fp32" else 1  # fp32 activations and cache on the CPU
-    return sizing.Estimate(weights / GIB, adapter / GIB, (factor * (kv_cache + prefill) + dequantised) / GIB)
+    return sizing.Estimate(weights / GIB, adapter / GIB, (factor * (kv_cache + prefill) + projection) / GIB)
 
 
 def export_estimate(shape: ModelShape) -> sizing.Estimate:
