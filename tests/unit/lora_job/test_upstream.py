@@ -84,10 +84,10 @@ TRACKER_CASES = {
     "tensorboard through tensorboardX": ("tensorboard", {"tensorboardX"}, []),
     "tensorboard through tensorboard": ("tensorboard", {"tensorboard"}, []),
     "tensorboard without either": ("tensorboard", {"mlflow"}, ["report_to tensorboard needs tensorboard or tensorboardX",
-                                                                 "llamafactory_report_to tensorboard"]),
+                                                               "llamafactory_report_to tensorboard"]),
     "mlflow through mlflow-skinny's mlflow": ("mlflow", {"mlflow"}, []),
     "mlflow without it": ("mlflow", {"tensorboardX"}, ["report_to mlflow needs mlflow in LLaMA-Factory's venv",
-                                                         "site.yml passes lora_job_report_to"]),
+                                                       "site.yml passes lora_job_report_to"]),
 }
 
 

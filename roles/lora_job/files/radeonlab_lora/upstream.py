@@ -5,7 +5,8 @@
 torch and transformers: seconds on every ``check``): the argument names of its dataclasses (llamafactory/hparams/*.py)
 and of transformers' training arguments, which LLaMA-Factory's TrainingArguments extends. ``check`` refuses a job whose
 ``extra_args`` key LLaMA-Factory would reject at start-up ("Some keys are not used by the HfArgumentParser"), or whose
-``report_to`` names a tracker the venv lacks the package of, before the job spec is written or the previous job's API is stopped. The chat template is checked earlier, by the play
+``report_to`` names a tracker the venv lacks the package of, before the job spec is written or the previous job's API is
+stopped. The chat template is checked earlier, by the play
 (plugins/module_utils/site_inputs.py template_problems, from the venv's data/template.py). Where LLaMA-Factory or
 transformers is not installed (or its layout is not the one read here) nothing is checked: LLaMA-Factory still says it
 at start-up.
