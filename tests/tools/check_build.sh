@@ -9,7 +9,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 # 428,114 bytes on 2026-12-07 (issue 53: 478,699 before README and docs/performance.md were slimmed and the contributor
 # pages left the tarball). Issue 53 asked for 300 KB, which the collection itself cannot meet: built without any of
 # docs/ it is 385,095 bytes, nearly all of it roles/ and plugins/ (the code the hosts run) and FILES.json. The budget
-# leaves ~3 % for growth; raising it is a decision to state in the change that does it.
+# leaves ~3 % for growth; raising it is a decision to state in the change that does it. The pages the lab's test runs
+# write (docs/reliability*.md, distributed_lab.md, mutation.md: `make results-to-docs`) stay in the repository only.
 max_bytes=$((440 * 1024))
 size=$(stat -c %s "$tarball")
 echo "collection tarball: $tarball ($size bytes, $((size / 1024)) KiB; budget $((max_bytes / 1024)) KiB)"
@@ -18,7 +19,7 @@ if [ "$size" -ge "$max_bytes" ]; then
   exit 1
 fi
 leaked='^(\./)?(molecule|tests|inventory/lab|docs/performance|docs/research|\.cache|\.venv|\.ci|\.config|build|changelogs/fragments)/'
-leaked+='|^(\./)?(docs/development\.md|docs/mutation\.md|Makefile|\.yamllint|requirements-[a-z]+\.txt)$'
+leaked+='|^(\./)?(docs/development\.md|docs/mutation\.md|docs/reliability[a-z_]*\.md|docs/distributed_lab\.md|Makefile|\.yamllint|requirements-[a-z]+\.txt)$'
 if tar -tzf "$tarball" | grep -E "$leaked" >&2; then
   echo "tests, scenarios, lab or contributor files leaked into the tarball (see galaxy.yml build_ignore)" >&2
   exit 1
