@@ -19,7 +19,7 @@ HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROJECT = os.path.dirname(os.path.dirname(HERE))
 CONVERGE = os.path.join(HERE, "converge.yml")
 sys.path.insert(0, os.path.join(PROJECT, "tests", "lab", "faults"))
-import bad_inputs  # noqa: E402  the table and its replay, shared with molecule/site (tests/test_site_after_bad_inputs.py)
+import bad_inputs  # noqa: E402  the table and its replay (tests/lab/faults/bad_inputs.py)
 import faultlab  # noqa: E402  results_page, generated_by: where the generated pages go
 
 PAGE = "reliability.md"
@@ -102,11 +102,6 @@ def test_write_results_reliability():
         "The three save-steps rows are warnings, not refusals (a checkpoint interval longer than the run still trains):",
         "each adds `lora_job_lora_rank: 0` so that the run stops before any change, and the row checks that the warning,",
         "which names what a kill would then cost, came first.",
-        "",
-        "`make test-full` replays every row of this table (tests/lab/faults/bad_inputs.py) again on a site host that",
-        "trained the lab job and serves its API (`molecule test -s site`, molecule/site/tests/test_site_after_bad_inputs.py):",
-        "each refused before any change, the venv's `pip freeze` unchanged too, and the previous job's API still answering",
-        "as before, its unit not restarted. That run's table is build/results/reliability_api.md.",
         "",
         "A WebUI password with `\\`, `$`, quotes or spaces at either end is not refused: the credentials file quotes it",
         "for systemd (radeonlab.llm.systemd_env_quote), and `test_password_survives_systemd` reads it back through a",

@@ -1,8 +1,7 @@
 """The bad-input table of issue 20 and 51, and how a case is replayed against a converged lab host.
 
-Shared by molecule/site_bad_input (every row on a host that has only the ROCm repository and the stand-in ROCm:
-tests/test_bad_input.py) and molecule/site (every row again, in make test-full, on a host that trained the lab job and
-serves its API: tests/test_site_after_bad_inputs.py). A row is one run of the scenario's converge (the whole site.yml,
+Used by molecule/site_bad_input (every row on a host that has only the ROCm repository and the stand-in ROCm:
+tests/test_bad_input.py). A row is one run of the scenario's converge (the whole site.yml,
 no tags) with one bad input; it must fail in playbooks/validate.yml with a message naming the variable, before the
 site's main play starts, and a snapshot of the host taken before the first row and after each must be equal.
 
